@@ -1,0 +1,1 @@
+"""The HTTP face: a FastAPI app over the engine."""

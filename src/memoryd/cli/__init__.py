@@ -1,0 +1,1 @@
+"""The command-line face: Typer commands that parse, make one engine call, print."""

@@ -1,0 +1,54 @@
+"""The ``memoryd`` command: the Typer app, global options and error handling."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from memoryd.errors import MemorydError
+
+app = typer.Typer(
+    name="memoryd",
+    help="memoryd: a local-first cognitive memory server for AI agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True)
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    store: Optional[str] = typer.Option(
+        None,
+        "--store",
+        envvar="MEMORYD_STORE_URL",
+        help="Store URL: sqlite:///abs/path.db or postgresql://... (default: MEMORYD_HOME/memoryd.db).",
+    ),
+) -> None:
+    """Global options."""
+    ctx.obj = {"store": store}
+
+
+def _register() -> None:
+    from memoryd.cli import data, memories, server
+
+    memories.register(app)
+    data.register(app)
+    server.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point of the console script: run the app, turning memoryd errors into messages."""
+    try:
+        app()
+    except MemorydError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(1)

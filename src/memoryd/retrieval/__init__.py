@@ -1,0 +1,1 @@
+"""Retrieval: candidate fusion, diversity re-ranking and prompt-ready formatting."""

@@ -1,0 +1,187 @@
+"""The store contract: what every backend (SQLite, PostgreSQL) must do.
+
+The engine talks to storage only through this class. A backend keeps memories,
+their vectors, a keyword index, scheduling state and a change history consistent
+with each other: every write method is one transaction, records one history entry
+per memory it touches and advances the change sequence number (``seq``).
+
+Backends store whatever vectors they are given; embedding happens in the engine.
+They do filtering and candidate generation (keyword and vector); fusion and
+cognitive re-ranking happen above them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Literal
+
+import numpy as np
+
+from memoryd.models import HistoryEntry, Memory, SchedulingState, SearchFilters, StoreStats
+
+ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who makes a change: recorded in the history of every mutation."""
+
+    name: str | None = None  # e.g. an API key label, "cli", "import"
+    agent_id: str | None = None
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    """A keyword (BM25) candidate: higher score is better."""
+
+    memory_id: str
+    score: float
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    """A vector candidate: cosine similarity in [-1, 1]."""
+
+    memory_id: str
+    similarity: float
+
+
+class Store(ABC):
+    """A memoryd store. Implementations: SQLiteStore, PostgresStore."""
+
+    url: str
+    backend: str
+
+    # --- lifecycle -------------------------------------------------------
+    @abstractmethod
+    def close(self) -> None:
+        """Flush caches and release connections."""
+
+    @abstractmethod
+    def health(self) -> dict[str, Any]:
+        """A cheap check that the store answers; raises StoreError when unusable."""
+
+    # --- embedding model bookkeeping ------------------------------------
+    @property
+    @abstractmethod
+    def embedding_model(self) -> str | None:
+        """The model id that made this store's vectors (None while it has none)."""
+
+    @property
+    @abstractmethod
+    def embedding_dims(self) -> int | None:
+        """The dimension of this store's vectors."""
+
+    @abstractmethod
+    def set_embedding_model(self, model_id: str, dims: int) -> None:
+        """Record the model of the store's vectors (only on an empty store or by reembed)."""
+
+    # --- writes ----------------------------------------------------------
+    @abstractmethod
+    def insert(
+        self,
+        memories: list[Memory],
+        vectors: np.ndarray | None,
+        actor: Actor,
+        *,
+        operation: str = "create",
+    ) -> list[Memory]:
+        """Insert new memories (and one vector row each) in one transaction."""
+
+    @abstractmethod
+    def update(
+        self,
+        memory_id: str,
+        changes: dict[str, Any],
+        actor: Actor,
+        *,
+        vector: np.ndarray | None = None,
+        operation: str = "update",
+        details: dict[str, Any] | None = None,
+    ) -> Memory:
+        """Change fields of one memory (and optionally its vector) in one transaction."""
+
+    @abstractmethod
+    def update_states(self, states: dict[str, SchedulingState], *, record: str | None = None,
+                      actor: Actor | None = None) -> None:
+        """Write scheduling state for many memories; history only when ``record`` names an op."""
+
+    @abstractmethod
+    def delete(self, memory_id: str, actor: Actor, *, purge: bool = False) -> None:
+        """Remove a memory with its vector, keyword entry and edges.
+
+        History keeps a tombstone; ``purge`` also scrubs the content from history.
+        """
+
+    @abstractmethod
+    def replace_vectors(self, vectors: dict[str, np.ndarray], model_id: str) -> None:
+        """Overwrite the vectors of existing memories (re-embedding), one transaction."""
+
+    # --- reads -----------------------------------------------------------
+    @abstractmethod
+    def get(self, memory_id: str) -> Memory | None:
+        """One memory by id, or None."""
+
+    @abstractmethod
+    def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
+        """Memories by id (missing ids are left out)."""
+
+    @abstractmethod
+    def list(
+        self,
+        filters: SearchFilters,
+        *,
+        now: datetime,
+        limit: int = 50,
+        offset: int = 0,
+        order: ListOrder = "created_desc",
+    ) -> list[Memory]:
+        """Memories matching the filters, paged."""
+
+    @abstractmethod
+    def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
+        """How many memories match (all when no filters)."""
+
+    @abstractmethod
+    def keyword_search(
+        self, text: str, filters: SearchFilters, *, now: datetime, limit: int
+    ) -> list[KeywordHit]:
+        """BM25 candidates for free text (never raises on query syntax)."""
+
+    @abstractmethod
+    def vector_search(
+        self, vector: np.ndarray, filters: SearchFilters, *, now: datetime, limit: int
+    ) -> list[VectorHit]:
+        """Nearest neighbours of a unit vector among memories matching the filters."""
+
+    @abstractmethod
+    def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the given memories."""
+
+    @abstractmethod
+    def iter_memories(self, batch_size: int = 500) -> Iterator[Memory]:
+        """Every memory, oldest first (export, re-embedding, consolidation)."""
+
+    @abstractmethod
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        """Every recorded change of one memory, oldest first."""
+
+    @abstractmethod
+    def changes_since(self, seq: int, limit: int = 1000) -> list[HistoryEntry]:
+        """History entries with a sequence number above ``seq``, in order."""
+
+    @abstractmethod
+    def stats(self) -> StoreStats:
+        """Counts and facts about the store."""
+
+    # --- maintenance -----------------------------------------------------
+    @abstractmethod
+    def backup(self, path: Path) -> None:
+        """Write a consistent copy of the whole store to ``path`` while it stays online."""
+
+    @abstractmethod
+    def restore(self, path: Path) -> None:
+        """Replace the store's contents with a backup made by :meth:`backup`."""

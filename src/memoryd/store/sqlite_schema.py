@@ -1,0 +1,177 @@
+"""Versioned schema migrations of the SQLite store: named, ordered, recorded.
+
+Each migration is a function ``m<NNN>_<name>(conn)``; applied versions are kept in
+``schema_migrations``. A store marks itself with ``meta.app = 'memoryd'`` so that
+any other SQLite file is recognised and refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Callable
+
+APP_MARKER = "memoryd"
+
+
+def run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run several statements inside the caller's transaction.
+
+    ``executescript`` would commit first, breaking the one-transaction-per-migration rule.
+    """
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement: {statement.strip()[:60]}")
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Memories, their vectors, the FTS5 keyword index, tags and the change history."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            content TEXT NOT NULL,
+            summary TEXT,
+            node_type TEXT NOT NULL,
+            category TEXT,
+            subcategory TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            source TEXT,
+            agent_id TEXT,
+            session_id TEXT,
+            scope TEXT NOT NULL DEFAULT 'user',
+            domains TEXT NOT NULL DEFAULT '[]',
+            domain_scores TEXT NOT NULL DEFAULT '{}',
+            importance REAL NOT NULL DEFAULT 0.5,
+            severity TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            valid_from REAL,
+            valid_until REAL,
+            superseded_by TEXT,
+            tier TEXT NOT NULL DEFAULT 'hot',
+            embedding_model TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            stability REAL NOT NULL DEFAULT 1.0,
+            difficulty REAL NOT NULL DEFAULT 5.0,
+            reps INTEGER NOT NULL DEFAULT 0,
+            lapses INTEGER NOT NULL DEFAULT 0,
+            last_review REAL,
+            storage_strength REAL NOT NULL DEFAULT 1.0,
+            retrieval_strength REAL NOT NULL DEFAULT 1.0,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_accessed REAL,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX idx_memories_created ON memories (created_at);
+        CREATE INDEX idx_memories_type ON memories (node_type);
+        CREATE INDEX idx_memories_scope ON memories (scope);
+        CREATE INDEX idx_memories_agent ON memories (agent_id);
+        CREATE INDEX idx_memories_session ON memories (session_id);
+        CREATE INDEX idx_memories_category ON memories (category);
+        CREATE INDEX idx_memories_tier ON memories (tier);
+
+        CREATE TABLE memory_tags (
+            memory_rowid INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (tag, memory_rowid)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_memory_tags_memory ON memory_tags (memory_rowid);
+
+        CREATE TABLE memory_vectors (
+            memory_rowid INTEGER PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX idx_memory_vectors_seq ON memory_vectors (seq);
+
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            content, summary, tags,
+            content='memories', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, content, summary, tags)
+            VALUES (new.rowid, new.content, new.summary, new.tags);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, content, summary, tags)
+            VALUES ('delete', old.rowid, old.content, old.summary, old.tags);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, summary, tags ON memories
+        BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, content, summary, tags)
+            VALUES ('delete', old.rowid, old.content, old.summary, old.tags);
+            INSERT INTO memories_fts (rowid, content, summary, tags)
+            VALUES (new.rowid, new.content, new.summary, new.tags);
+        END;
+
+        CREATE TABLE history (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            actor TEXT,
+            agent_id TEXT,
+            at REAL NOT NULL,
+            details TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX idx_history_memory ON history (memory_id, seq);
+        """
+    )
+    conn.execute("INSERT INTO meta (key, value) VALUES ('app', ?)", (APP_MARKER,))
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
+    (1, "initial", m001_initial),
+]
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def applied_version(conn: sqlite3.Connection) -> int:
+    """The highest applied migration (0 for a brand-new file)."""
+    row = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_migrations'"
+    ).fetchone()
+    if row is None:
+        return 0
+    (version,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(version)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every pending migration, each in its own transaction; return the version."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+    )
+    current = applied_version(conn)
+    for version, name, apply in MIGRATIONS:
+        if version <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while we waited for the lock.
+            if applied_version(conn) >= version:
+                conn.execute("ROLLBACK")
+                continue
+            apply(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, time.time()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return applied_version(conn)

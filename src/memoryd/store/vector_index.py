@@ -1,0 +1,209 @@
+"""In-memory vector index: exact NumPy search, plus an HNSW graph for large stores.
+
+The store's table of vectors is the source of truth; this index is a cache of it,
+rebuilt or caught up when the store opens. Vectors are L2-normalised, so the dot
+product is the cosine similarity.
+
+Below ``hnsw_threshold`` live vectors every query is an exact matrix-vector product
+(cheap up to tens of thousands of rows). Above it a usearch HNSW graph answers
+unfiltered queries; filtered queries over a small allowed set stay exact, so a
+selective filter never loses results to the graph's approximation.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+_GROWTH = 1.5
+# Exact search over the allowed rows when they are at most this share of the index.
+_EXACT_SHARE = 0.25
+
+
+class VectorIndex:
+    """Keys (int64 row ids) to unit vectors, searchable by cosine similarity."""
+
+    def __init__(self, dims: int, *, hnsw_threshold: int = 20_000, ef_search: int = 128) -> None:
+        self.dims = dims
+        self.hnsw_threshold = hnsw_threshold
+        self.ef_search = ef_search
+        self._matrix = np.zeros((1024, dims), dtype=np.float32)
+        self._keys = np.full(1024, -1, dtype=np.int64)
+        self._alive = np.zeros(1024, dtype=bool)
+        self._pos: dict[int, int] = {}
+        self._n = 0
+        self._live = 0
+        self._hnsw = None  # usearch.index.Index once built
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return self._live
+
+    @property
+    def uses_hnsw(self) -> bool:
+        """Whether unfiltered searches go through the HNSW graph."""
+        return self._hnsw is not None
+
+    def upsert(self, keys: Iterable[int], vectors: np.ndarray) -> None:
+        """Add vectors, replacing any already stored under the same keys."""
+        keys = np.asarray(list(keys), dtype=np.int64)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(keys), self.dims)
+        with self._lock:
+            self._reserve(self._n + len(keys))
+            for key, vec in zip(keys.tolist(), vectors):
+                pos = self._pos.get(key)
+                if pos is None:
+                    pos = self._n
+                    self._n += 1
+                    self._pos[key] = pos
+                    self._keys[pos] = key
+                    self._live += 1
+                elif not self._alive[pos]:
+                    self._live += 1
+                self._matrix[pos] = vec
+                self._alive[pos] = True
+            if self._hnsw is not None:
+                for key in keys.tolist():
+                    if key in self._hnsw:
+                        self._hnsw.remove(key)
+                self._hnsw.add(keys, vectors)
+            elif self._live >= self.hnsw_threshold > 0:
+                self._build_hnsw()
+
+    def remove(self, keys: Iterable[int]) -> None:
+        """Forget the vectors under these keys (missing keys are ignored)."""
+        with self._lock:
+            for key in keys:
+                pos = self._pos.get(int(key))
+                if pos is not None and self._alive[pos]:
+                    self._alive[pos] = False
+                    self._live -= 1
+                    if self._hnsw is not None and int(key) in self._hnsw:
+                        self._hnsw.remove(int(key))
+
+    def vectors_for(self, keys: Iterable[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of the given keys that exist."""
+        with self._lock:
+            out = {}
+            for key in keys:
+                pos = self._pos.get(int(key))
+                if pos is not None and self._alive[pos]:
+                    out[int(key)] = self._matrix[pos].copy()
+            return out
+
+    def search(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` (key, similarity) pairs, best first, optionally among ``allowed`` keys."""
+        query = np.asarray(query, dtype=np.float32).reshape(self.dims)
+        with self._lock:
+            if self._live == 0 or k <= 0:
+                return []
+            if allowed is not None:
+                if len(allowed) <= max(self._live * _EXACT_SHARE, self.hnsw_threshold):
+                    return self._exact_subset(query, k, allowed)
+                return self._approximate(query, k, allowed_set=set(allowed.tolist()))
+            if self._hnsw is not None:
+                return self._approximate(query, k, allowed_set=None)
+            return self._exact_all(query, k)
+
+    def _exact_all(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        sims = self._matrix[: self._n] @ query
+        if self._live < self._n:
+            sims = np.where(self._alive[: self._n], sims, -np.inf)
+        return self._top(sims, self._keys[: self._n], k)
+
+    def _exact_subset(self, query: np.ndarray, k: int, allowed: np.ndarray) -> list[tuple[int, float]]:
+        positions = [self._pos[key] for key in allowed.tolist() if key in self._pos]
+        if not positions:
+            return []
+        pos = np.asarray(positions, dtype=np.int64)
+        pos = pos[self._alive[pos]]
+        sims = self._matrix[pos] @ query
+        return self._top(sims, self._keys[pos], k)
+
+    def _approximate(
+        self, query: np.ndarray, k: int, allowed_set: set[int] | None
+    ) -> list[tuple[int, float]]:
+        if self._hnsw is None:
+            hits = self._exact_all(query, self._live)
+        else:
+            want = k if allowed_set is None else min(self._live, k * 4)
+            matches = self._hnsw.search(query, want)
+            hits = [(int(key), 1.0 - float(dist)) for key, dist in zip(matches.keys, matches.distances)]
+        if allowed_set is not None:
+            hits = [hit for hit in hits if hit[0] in allowed_set]
+        return hits[:k]
+
+    @staticmethod
+    def _top(sims: np.ndarray, keys: np.ndarray, k: int) -> list[tuple[int, float]]:
+        k = min(k, len(sims))
+        if k == 0:
+            return []
+        idx = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
+        idx = idx[np.argsort(-sims[idx], kind="stable")]
+        return [(int(keys[i]), float(sims[i])) for i in idx if np.isfinite(sims[i])]
+
+    def _reserve(self, needed: int) -> None:
+        cap = len(self._keys)
+        if needed <= cap:
+            return
+        new_cap = max(needed, int(cap * _GROWTH))
+        matrix = np.zeros((new_cap, self.dims), dtype=np.float32)
+        matrix[: self._n] = self._matrix[: self._n]
+        keys = np.full(new_cap, -1, dtype=np.int64)
+        keys[: self._n] = self._keys[: self._n]
+        alive = np.zeros(new_cap, dtype=bool)
+        alive[: self._n] = self._alive[: self._n]
+        self._matrix, self._keys, self._alive = matrix, keys, alive
+
+    def _new_hnsw(self):
+        from usearch.index import Index
+
+        return Index(
+            ndim=self.dims,
+            metric="cos",
+            dtype="f16",
+            connectivity=16,
+            expansion_add=128,
+            expansion_search=self.ef_search,
+        )
+
+    def _build_hnsw(self) -> None:
+        index = self._new_hnsw()
+        live = self._alive[: self._n]
+        index.add(self._keys[: self._n][live], self._matrix[: self._n][live], threads=0)
+        self._hnsw = index
+
+    def save_hnsw(self, path: Path) -> bool:
+        """Write the HNSW graph to ``path``; False when there is no graph to save."""
+        with self._lock:
+            if self._hnsw is None:
+                return False
+            self._hnsw.save(str(path))
+            return True
+
+    def load_hnsw(self, path: Path) -> bool:
+        """Load a saved graph if it holds exactly the live keys; else False (caller rebuilds)."""
+        with self._lock:
+            if self._live < self.hnsw_threshold or not path.exists():
+                return False
+            index = self._new_hnsw()
+            try:
+                index.load(str(path))
+            except Exception:  # a truncated or foreign file: rebuild instead
+                return False
+            if len(index) != self._live:
+                return False
+            index.expansion_search = self.ef_search
+            self._hnsw = index
+            return True
+
+    def ensure_hnsw(self) -> None:
+        """Build the graph now if the index is large enough and has none."""
+        with self._lock:
+            if self._hnsw is None and self._live >= self.hnsw_threshold > 0:
+                self._build_hnsw()

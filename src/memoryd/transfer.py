@@ -1,0 +1,134 @@
+"""JSONL import and export: one memory per line, round-tripping with each other.
+
+An export line is a full memory record. An import line needs only ``content``;
+the other fields of a memory are optional, and an exported record imports back
+unchanged in content, metadata, timestamps and id. Import reads and validates the
+whole file before writing anything, so a bad line (invalid UTF-8, malformed JSON,
+an invalid field) fails the import with its line number and nothing stored,
+unless ``skip_errors`` is set. Memories whose id already exists are skipped, so
+re-running an interrupted import completes it without duplicates.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Callable, Iterator
+
+from pydantic import ValidationError
+
+from memoryd.engine import Engine, validation_message
+from memoryd.errors import ContentTooLarge, EmptyContent, ImportFormatError, InvalidInput
+from memoryd.models import Memory, NewMemory, SearchFilters
+from memoryd.store.base import Actor
+
+# Fields of an exported record that the store computes; import ignores them.
+_COMPUTED = {"updated_at", "seq", "state", "embedding_model", "tier", "superseded_by", "domains",
+             "domain_scores"}
+
+
+@dataclass
+class ImportReport:
+    """What an import did."""
+
+    imported: int = 0
+    skipped_existing: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def parse_line(raw: bytes, line_number: int, engine: Engine) -> NewMemory | None:
+    """One JSONL line to a NewMemory (None for a blank line); raises ImportFormatError."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"invalid UTF-8 at byte {exc.start}", line_number) from exc
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"malformed JSON ({exc.msg} at column {exc.colno})", line_number) from exc
+    if not isinstance(data, dict):
+        raise ImportFormatError("each line must be a JSON object", line_number)
+    for name in _COMPUTED:
+        data.pop(name, None)
+    try:
+        new = NewMemory.model_validate(data)
+        engine._check_content(new.content)
+    except ValidationError as exc:
+        raise ImportFormatError(validation_message(exc), line_number) from exc
+    except (EmptyContent, ContentTooLarge, InvalidInput) as exc:
+        raise ImportFormatError(str(exc), line_number) from exc
+    return new
+
+
+def import_jsonl(
+    engine: Engine,
+    path: Path,
+    *,
+    skip_errors: bool = False,
+    batch_size: int = 256,
+    actor: Actor | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ImportReport:
+    """Import a JSONL file into ``engine``'s store (see the module docstring)."""
+    report = ImportReport()
+    items: list[NewMemory] = []
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                item = parse_line(raw, number, engine)
+            except ImportFormatError as exc:
+                if not skip_errors:
+                    raise
+                report.errors.append(str(exc))
+                continue
+            if item is not None:
+                items.append(item)
+    known = engine.store.get_many([i.id for i in items if i.id])
+    fresh = []
+    for item in items:
+        if item.id and item.id in known:
+            report.skipped_existing += 1
+        else:
+            fresh.append(item)
+    ids = [i.id for i in fresh if i.id]
+    if len(ids) != len(set(ids)):
+        raise InvalidInput("the import file repeats a memory id")
+    actor = actor or Actor("import")
+    for start in range(0, len(fresh), batch_size):
+        chunk = fresh[start : start + batch_size]
+        engine.add_many(chunk, actor=actor, batch_size=batch_size)
+        report.imported += len(chunk)
+        if progress:
+            progress(len(chunk))
+    return report
+
+
+def export_jsonl(engine: Engine, out: IO[str], *, filters: SearchFilters | None = None) -> int:
+    """Write every memory (or those matching ``filters``), oldest first, as JSONL."""
+    count = 0
+    for memory in _memories(engine, filters):
+        out.write(json.dumps(memory.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def _memories(engine: Engine, filters: SearchFilters | None) -> Iterator[Memory]:
+    if filters is None:
+        yield from engine.store.iter_memories()
+        return
+    now, offset, page = engine.clock(), 0, 1000
+    while True:
+        batch = engine.store.list(filters, now=now, limit=page, offset=offset, order="created_asc")
+        yield from batch
+        if len(batch) < page:
+            return
+        offset += page
+
+
+def count_lines(path: Path) -> int:
+    """Non-blank lines in a file (for progress bars)."""
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
