@@ -1,0 +1,135 @@
+"""The ``Embedder`` interface: batching, normalisation and output checks.
+
+Providers implement one method, ``_embed_batch``; everything a caller can rely
+on (shape, dtype, unit-length rows, order, ``EmbeddingError`` on failure) is
+enforced here so every provider behaves the same.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from memoryd.errors import EmbeddingError
+
+DEFAULT_BATCH_SIZE = 64
+
+
+class Embedder(ABC):
+    """Turns texts into unit-length float32 vectors of a fixed dimension.
+
+    ``model_id`` is recorded next to every stored vector and ``dims`` is known
+    without loading anything, so a store can check both on open.
+    """
+
+    #: Sort texts by length before batching, so each batch pads less.
+    #: Only worth it for providers that pad (local transformer models).
+    sort_by_length: bool = False
+
+    def __init__(self, *, model_id: str, dims: int, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        if not model_id:
+            raise EmbeddingError("an embedder needs a non-empty model id")
+        if dims < 1:
+            raise EmbeddingError(f"embedder {model_id!r}: dims must be positive, got {dims}")
+        if batch_size < 1:
+            raise EmbeddingError(f"embedder {model_id!r}: batch_size must be positive")
+        self._model_id = model_id
+        self._dims = int(dims)
+        self.batch_size = int(batch_size)
+
+    @property
+    def model_id(self) -> str:
+        """Stable identifier of the model that made the vectors."""
+        return self._model_id
+
+    @property
+    def dims(self) -> int:
+        """Length of every vector this embedder returns."""
+        return self._dims
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is ready; providers with nothing to load are always ready."""
+        return True
+
+    def load(self) -> None:
+        """Warm up eagerly (load weights, open connections). Idempotent."""
+        return None  # nothing to load by default
+
+    def close(self) -> None:
+        """Release resources (HTTP connections); the embedder stays usable."""
+        return None  # nothing to release by default
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into an ``(n, dims)`` float32 array of L2-normalised rows.
+
+        Row ``i`` is the vector of ``texts[i]``. Raises ``EmbeddingError`` if
+        the provider fails or returns vectors of the wrong shape, NaN/inf, or
+        all zeros.
+        """
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts; use embed_one() for one text")
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
+        out = np.empty((len(texts), self._dims), dtype=np.float32)
+        if not texts:
+            return out
+        if self.sort_by_length:
+            order = np.argsort([-len(t) for t in texts], kind="stable")
+        else:
+            order = np.arange(len(texts))
+        for start in range(0, len(texts), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            batch = [texts[i] for i in idx]
+            out[idx] = self._checked_batch(batch)
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """Embed a single text into a ``(dims,)`` float32 unit vector."""
+        if not isinstance(text, str):
+            raise TypeError(f"text is {type(text).__name__}, not str")
+        return self.embed([text])[0]
+
+    def _checked_batch(self, batch: list[str]) -> np.ndarray:
+        """Run the provider on one batch and validate/normalise what it returns."""
+        try:
+            raw: Any = self._embed_batch(batch)
+        except EmbeddingError:
+            raise
+        except Exception as exc:  # any provider failure must surface as EmbeddingError
+            raise EmbeddingError(
+                f"embedder {self._model_id!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        try:
+            vectors = np.asarray(raw, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise EmbeddingError(
+                f"embedder {self._model_id!r} returned something that is not a "
+                f"numeric matrix: {exc}"
+            ) from exc
+        expected = (len(batch), self._dims)
+        if vectors.shape != expected:
+            raise EmbeddingError(
+                f"embedder {self._model_id!r} returned shape {vectors.shape}, expected {expected}"
+            )
+        if not np.isfinite(vectors).all():
+            raise EmbeddingError(f"embedder {self._model_id!r} returned NaN or infinite values")
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        if (norms == 0).any():
+            raise EmbeddingError(f"embedder {self._model_id!r} returned an all-zero vector")
+        return vectors / norms
+
+    @abstractmethod
+    def _embed_batch(self, texts: list[str]) -> np.ndarray | Sequence[Sequence[float]]:
+        """Embed one batch (at most ``batch_size`` texts); return one row per text.
+
+        Rows need not be normalised; the base class checks and normalises them.
+        """
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_id={self._model_id!r}, dims={self._dims})"
