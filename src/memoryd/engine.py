@@ -259,6 +259,7 @@ class Engine:
         min_score: float | None = None,
         mmr: bool = False,
         mmr_lambda: float | None = None,
+        query_vector: np.ndarray | None = None,
         **filter_kwargs: Any,
     ) -> list[SearchHit]:
         """Hybrid search: BM25 and vector candidates fused by RRF, best first.
@@ -266,7 +267,8 @@ class Engine:
         ``hits[i].score`` is the fused score scaled to [0, 1] (1 = first in every
         list); ``keyword_rank``/``semantic_similarity`` show where it came from.
         Filters: timeframe, since, until, node_types, categories, tags, tags_mode,
-        scope, agent_id, session_id, tiers, include_superseded.
+        scope, agent_id, session_id, tiers, include_superseded. ``query_vector``
+        skips embedding the query (callers that already have its vector).
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty")
@@ -275,7 +277,7 @@ class Engine:
         if mode not in ("hybrid", "keyword", "vector"):
             raise InvalidInput("mode must be hybrid, keyword or vector")
         parsed = self._filters(filters, **filter_kwargs)
-        fused = self._candidates(query, parsed, limit, mode)
+        fused = self._candidates(query, parsed, limit, mode, query_vector)
         memories = self.store.get_many([f.memory_id for f in fused])
         hits = [
             SearchHit(
@@ -297,7 +299,12 @@ class Engine:
         return hits[:limit]
 
     def _candidates(
-        self, query: str, filters: SearchFilters, limit: int, mode: SearchMode
+        self,
+        query: str,
+        filters: SearchFilters,
+        limit: int,
+        mode: SearchMode,
+        query_vector: np.ndarray | None = None,
     ) -> list[Fused]:
         pool = max(self.settings.candidate_pool, limit * 3)
         now = self.clock()
@@ -308,7 +315,7 @@ class Engine:
         )
         vector = []
         if mode != "keyword":
-            qvec = self.embedder.embed([query])[0]
+            qvec = self.embedder.embed([query])[0] if query_vector is None else query_vector
             vector = self.store.vector_search(qvec, filters, now=now, limit=pool)
         return reciprocal_rank_fusion(
             keyword,

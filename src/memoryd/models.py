@@ -309,3 +309,106 @@ class StoreStats(BaseModel):
     last_seq: int
     schema_version: int
     size_bytes: int | None = None
+
+
+EDGE_TYPES: tuple[str, ...] = (
+    "related",
+    "derived_from",
+    "supersedes",
+    "caused_by",
+    "part_of",
+    "mentions",
+    "follows",
+    "similar",
+    "merged_into",
+)
+EdgeType = Literal[
+    "related",
+    "derived_from",
+    "supersedes",
+    "caused_by",
+    "part_of",
+    "mentions",
+    "follows",
+    "similar",
+    "merged_into",
+]
+
+
+class Edge(BaseModel):
+    """A typed, weighted link between two memories."""
+
+    source_id: str
+    target_id: str
+    edge_type: EdgeType = "related"
+    weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    created_at: datetime
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+IntentionStatus = Literal["active", "snoozed", "completed", "cancelled", "fired"]
+Priority = Literal["low", "normal", "high", "critical"]
+
+
+class IntentionTrigger(BaseModel):
+    """When an intention fires: at a time, after some minutes, in a context, or on an event."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["time", "context", "event"]
+    at: datetime | None = None
+    in_minutes: float | None = Field(default=None, gt=0)
+    codebase: str | None = None
+    file_pattern: str | None = None
+    topic: str | None = None
+    event: str | None = None
+
+    @field_validator("at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value) if value is not None else None
+
+    @model_validator(mode="after")
+    def _complete(self) -> IntentionTrigger:
+        if self.type == "time" and self.at is None and self.in_minutes is None:
+            raise ValueError("a time trigger needs 'at' or 'in_minutes'")
+        if self.type == "context" and not (self.codebase or self.file_pattern or self.topic):
+            raise ValueError("a context trigger needs codebase, file_pattern or topic")
+        if self.type == "event" and not self.event:
+            raise ValueError("an event trigger needs 'event' (the event key)")
+        return self
+
+
+class Intention(BaseModel):
+    """Something to do or remember later (prospective memory)."""
+
+    id: str
+    description: str
+    trigger: IntentionTrigger
+    priority: Priority = "normal"
+    status: IntentionStatus = "active"
+    deadline: datetime | None = None
+    due_at: datetime | None = None
+    snoozed_until: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+    agent_id: str | None = None
+    scope: str = "user"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApiKey(BaseModel):
+    """A stored API key: only its hash is kept."""
+
+    id: str
+    label: str
+    prefix: str
+    key_hash: str
+    scopes: list[Literal["read", "write", "admin"]]
+    memory_scope: str | None = None
+    agent_id: str | None = None
+    created_at: datetime
+    last_used: datetime | None = None
+    revoked_at: datetime | None = None

@@ -20,7 +20,16 @@ from typing import Any, Iterator, Literal
 
 import numpy as np
 
-from memoryd.models import HistoryEntry, Memory, SchedulingState, SearchFilters, StoreStats
+from memoryd.models import (
+    ApiKey,
+    Edge,
+    HistoryEntry,
+    Intention,
+    Memory,
+    SchedulingState,
+    SearchFilters,
+    StoreStats,
+)
 
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
 
@@ -185,3 +194,67 @@ class Store(ABC):
     @abstractmethod
     def restore(self, path: Path) -> None:
         """Replace the store's contents with a backup made by :meth:`backup`."""
+
+    # --- graph -----------------------------------------------------------
+    @abstractmethod
+    def upsert_edges(self, edges: list[Edge]) -> None:
+        """Insert edges, replacing (source, target, type) duplicates; one transaction."""
+
+    @abstractmethod
+    def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
+        """Edges touching any of the memories (either direction); valid at ``now`` if given."""
+
+    @abstractmethod
+    def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
+        """Set valid_until on one edge; False if there is no such edge."""
+
+    # --- intentions ------------------------------------------------------
+    @abstractmethod
+    def save_intention(self, intention: Intention) -> None:
+        """Insert or replace an intention."""
+
+    @abstractmethod
+    def get_intention(self, intention_id: str) -> Intention | None:
+        """One intention by id."""
+
+    @abstractmethod
+    def list_intentions(self, statuses: list[str] | None = None) -> list[Intention]:
+        """Intentions, optionally only those with the given statuses, by due time."""
+
+    # --- API keys --------------------------------------------------------
+    @abstractmethod
+    def save_key(self, key: ApiKey) -> None:
+        """Insert or replace an API key record."""
+
+    @abstractmethod
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        """The key with this hash (revoked keys included: the caller checks)."""
+
+    @abstractmethod
+    def list_keys(self) -> list[ApiKey]:
+        """Every key record, oldest first."""
+
+    @abstractmethod
+    def touch_key(self, key_id: str, at: datetime) -> None:
+        """Record that a key was used."""
+
+    # --- sessions, watermarks, reports ----------------------------------
+    @abstractmethod
+    def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
+        """Mark memories as retrieved in a session; return those not marked before."""
+
+    @abstractmethod
+    def get_watermark(self, key: str) -> int:
+        """A named counter (0 when unset), e.g. how many messages of a session were captured."""
+
+    @abstractmethod
+    def set_watermark(self, key: str, value: int) -> None:
+        """Set a named counter."""
+
+    @abstractmethod
+    def save_report(self, kind: str, body: dict[str, Any], at: datetime) -> int:
+        """Keep a report (e.g. of a consolidation run); returns its id."""
+
+    @abstractmethod
+    def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest reports of a kind, newest first."""

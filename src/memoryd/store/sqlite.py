@@ -24,6 +24,7 @@ from memoryd.errors import MemoryNotFound, NotAMemorydStore, SchemaTooNew, Store
 from memoryd.models import HistoryEntry, Memory, SchedulingState, SearchFilters, StoreStats
 from memoryd.store.base import Actor, KeywordHit, ListOrder, Store, VectorHit
 from memoryd.store.fts import match_expression
+from memoryd.store.sqlite_aux import SQLiteAuxTables
 from memoryd.store.sqlite_schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
 from memoryd.store.vector_index import VectorIndex
 
@@ -117,7 +118,7 @@ def parse_sqlite_url(url: str) -> Path:
     return Path(url)
 
 
-class SQLiteStore(Store):
+class SQLiteStore(SQLiteAuxTables, Store):
     """The embedded default store: a single SQLite file in WAL mode."""
 
     backend = "sqlite"
@@ -421,18 +422,11 @@ class SQLiteStore(Store):
                     conn, memory_id, "delete", actor, {"content": before.content,
                                                        "node_type": before.node_type}
                 )
+            # Tags, vector and edges go with it (ON DELETE CASCADE); FTS by trigger.
             conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
-            self._delete_hook(conn, memory_id)
+            conn.execute("DELETE FROM session_access WHERE memory_id = ?", (memory_id,))
         if self._index is not None:
             self._index.remove([rowid])
-
-    def _delete_hook(self, conn: sqlite3.Connection, memory_id: str) -> None:
-        """Remove rows of other tables that point at a deleted memory (edges, later)."""
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "edges" in tables:
-            conn.execute(
-                "DELETE FROM edges WHERE source_id = ? OR target_id = ?", (memory_id, memory_id)
-            )
 
     def replace_vectors(self, vectors: dict[str, np.ndarray], model_id: str) -> None:
         dims = None

@@ -132,8 +132,80 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO meta (key, value) VALUES ('app', ?)", (APP_MARKER,))
 
 
+def m002_graph_intentions_keys(conn: sqlite3.Connection) -> None:
+    """Edges, intentions, API keys, per-session access marks, capture watermarks, reports."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE edges (
+            source_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            target_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            edge_type TEXT NOT NULL,
+            weight REAL NOT NULL,
+            created_at REAL NOT NULL,
+            valid_from REAL,
+            valid_until REAL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (source_id, target_id, edge_type)
+        );
+        CREATE INDEX idx_edges_target ON edges (target_id);
+
+        CREATE TABLE intentions (
+            id TEXT PRIMARY KEY,
+            description TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            priority TEXT NOT NULL,
+            status TEXT NOT NULL,
+            deadline REAL,
+            due_at REAL,
+            snoozed_until REAL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            agent_id TEXT,
+            scope TEXT NOT NULL DEFAULT 'user',
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX idx_intentions_status ON intentions (status, due_at);
+
+        CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            prefix TEXT NOT NULL,
+            key_hash TEXT NOT NULL UNIQUE,
+            scopes TEXT NOT NULL,
+            memory_scope TEXT,
+            agent_id TEXT,
+            created_at REAL NOT NULL,
+            last_used REAL,
+            revoked_at REAL
+        );
+
+        CREATE TABLE session_access (
+            session_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (session_id, memory_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE watermarks (
+            key TEXT PRIMARY KEY,
+            value INTEGER NOT NULL,
+            updated_at REAL NOT NULL
+        );
+
+        CREATE TABLE reports (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            at REAL NOT NULL,
+            body TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", m001_initial),
+    (2, "graph_intentions_keys", m002_graph_intentions_keys),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

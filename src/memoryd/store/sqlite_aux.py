@@ -1,0 +1,198 @@
+"""SQLite tables beside the memories: edges, intentions, API keys, session marks, reports.
+
+A mixin of SQLiteStore, split out so that each file keeps to one concept.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import AbstractContextManager
+from datetime import datetime, timezone
+from typing import Any
+
+from memoryd.models import ApiKey, Edge, Intention
+
+
+def _ts(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+def _dt(value: float | None) -> datetime | None:
+    return datetime.fromtimestamp(value, tz=timezone.utc) if value is not None else None
+
+
+_INTENTION_COLS = ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
+                   "snoozed_until", "created_at", "updated_at", "agent_id", "scope", "metadata")
+_KEY_COLS = ("id", "label", "prefix", "key_hash", "scopes", "memory_scope", "agent_id",
+             "created_at", "last_used", "revoked_at")
+_EDGE_COLS = ("source_id", "target_id", "edge_type", "weight", "created_at", "valid_from",
+              "valid_until", "metadata")
+
+
+class SQLiteAuxTables:
+    """Edges, intentions, keys, session access marks, watermarks and reports."""
+
+    _conn: sqlite3.Connection
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by SQLiteStore
+        raise NotImplementedError
+
+    # --- graph -----------------------------------------------------------
+    def upsert_edges(self, edges: list[Edge]) -> None:
+        if not edges:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                f"INSERT OR REPLACE INTO edges ({', '.join(_EDGE_COLS)}) "
+                f"VALUES ({', '.join('?' * len(_EDGE_COLS))})",
+                [
+                    (e.source_id, e.target_id, e.edge_type, e.weight, _ts(e.created_at),
+                     _ts(e.valid_from), _ts(e.valid_until), json.dumps(e.metadata))
+                    for e in edges
+                ],
+            )
+
+    def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
+        if not memory_ids:
+            return []
+        out: list[Edge] = []
+        ids = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            marks = ", ".join("?" * len(chunk))
+            sql = (f"SELECT {', '.join(_EDGE_COLS)} FROM edges "
+                   f"WHERE (source_id IN ({marks}) OR target_id IN ({marks}))")
+            params: list[Any] = [*chunk, *chunk]
+            if now is not None:
+                sql += (" AND (valid_until IS NULL OR valid_until > ?)"
+                        " AND (valid_from IS NULL OR valid_from <= ?)")
+                params += [now.timestamp(), now.timestamp()]
+            for row in self._conn.execute(sql, params):
+                out.append(Edge(source_id=row[0], target_id=row[1], edge_type=row[2],
+                                weight=row[3], created_at=_dt(row[4]), valid_from=_dt(row[5]),
+                                valid_until=_dt(row[6]), metadata=json.loads(row[7])))
+        unique = {(e.source_id, e.target_id, e.edge_type): e for e in out}
+        return list(unique.values())
+
+    def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
+        with self._write() as conn:
+            cur = conn.execute(
+                "UPDATE edges SET valid_until = ? WHERE source_id = ? AND target_id = ? "
+                "AND edge_type = ?",
+                (at.timestamp(), source_id, target_id, edge_type),
+            )
+            return cur.rowcount > 0
+
+    # --- intentions ------------------------------------------------------
+    def save_intention(self, intention: Intention) -> None:
+        i = intention
+        with self._write() as conn:
+            conn.execute(
+                f"INSERT OR REPLACE INTO intentions ({', '.join(_INTENTION_COLS)}) "
+                f"VALUES ({', '.join('?' * len(_INTENTION_COLS))})",
+                (i.id, i.description, i.trigger.model_dump_json(), i.priority, i.status,
+                 _ts(i.deadline), _ts(i.due_at), _ts(i.snoozed_until), _ts(i.created_at),
+                 _ts(i.updated_at), i.agent_id, i.scope, json.dumps(i.metadata)),
+            )
+
+    @staticmethod
+    def _intention(row: tuple) -> Intention:
+        data = dict(zip(_INTENTION_COLS, row))
+        data["trigger"] = json.loads(data["trigger"])
+        data["metadata"] = json.loads(data["metadata"])
+        for f in ("deadline", "due_at", "snoozed_until", "created_at", "updated_at"):
+            data[f] = _dt(data[f])
+        return Intention.model_validate(data)
+
+    def get_intention(self, intention_id: str) -> Intention | None:
+        row = self._conn.execute(
+            f"SELECT {', '.join(_INTENTION_COLS)} FROM intentions WHERE id = ?", (intention_id,)
+        ).fetchone()
+        return self._intention(row) if row else None
+
+    def list_intentions(self, statuses: list[str] | None = None) -> list[Intention]:
+        sql = f"SELECT {', '.join(_INTENTION_COLS)} FROM intentions"
+        params: list[Any] = []
+        if statuses:
+            sql += f" WHERE status IN ({', '.join('?' * len(statuses))})"
+            params = list(statuses)
+        sql += " ORDER BY COALESCE(due_at, deadline, created_at), created_at"
+        return [self._intention(r) for r in self._conn.execute(sql, params)]
+
+    # --- API keys --------------------------------------------------------
+    def save_key(self, key: ApiKey) -> None:
+        with self._write() as conn:
+            conn.execute(
+                f"INSERT OR REPLACE INTO api_keys ({', '.join(_KEY_COLS)}) "
+                f"VALUES ({', '.join('?' * len(_KEY_COLS))})",
+                (key.id, key.label, key.prefix, key.key_hash, json.dumps(key.scopes),
+                 key.memory_scope, key.agent_id, _ts(key.created_at), _ts(key.last_used),
+                 _ts(key.revoked_at)),
+            )
+
+    @staticmethod
+    def _key(row: tuple) -> ApiKey:
+        data = dict(zip(_KEY_COLS, row))
+        data["scopes"] = json.loads(data["scopes"])
+        for f in ("created_at", "last_used", "revoked_at"):
+            data[f] = _dt(data[f])
+        return ApiKey.model_validate(data)
+
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        row = self._conn.execute(
+            f"SELECT {', '.join(_KEY_COLS)} FROM api_keys WHERE key_hash = ?", (key_hash,)
+        ).fetchone()
+        return self._key(row) if row else None
+
+    def list_keys(self) -> list[ApiKey]:
+        rows = self._conn.execute(
+            f"SELECT {', '.join(_KEY_COLS)} FROM api_keys ORDER BY created_at"
+        ).fetchall()
+        return [self._key(r) for r in rows]
+
+    def touch_key(self, key_id: str, at: datetime) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE api_keys SET last_used = ? WHERE id = ?", (at.timestamp(), key_id))
+
+    # --- sessions, watermarks, reports ----------------------------------
+    def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
+        fresh: set[str] = set()
+        with self._write() as conn:
+            for memory_id in dict.fromkeys(memory_ids):
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO session_access (session_id, memory_id, at) "
+                    "VALUES (?, ?, ?)",
+                    (session_id, memory_id, at.timestamp()),
+                )
+                if cur.rowcount:
+                    fresh.add(memory_id)
+        return fresh
+
+    def get_watermark(self, key: str) -> int:
+        row = self._conn.execute("SELECT value FROM watermarks WHERE key = ?", (key,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def set_watermark(self, key: str, value: int) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO watermarks (key, value, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value, "
+                "updated_at = excluded.updated_at",
+                (key, value, datetime.now(timezone.utc).timestamp()),
+            )
+
+    def save_report(self, kind: str, body: dict[str, Any], at: datetime) -> int:
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO reports (kind, at, body) VALUES (?, ?, ?)",
+                (kind, at.timestamp(), json.dumps(body, default=str)),
+            )
+            return int(cur.lastrowid)
+
+    def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
+        rows = self._conn.execute(
+            "SELECT id, at, body FROM reports WHERE kind = ? ORDER BY id DESC LIMIT ?",
+            (kind, limit),
+        ).fetchall()
+        return [{"id": r[0], "at": _dt(r[1]), **json.loads(r[2])} for r in rows]
