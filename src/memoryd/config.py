@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -68,11 +69,63 @@ class Settings(BaseSettings):
     )
     hnsw_ef_search: int = Field(default=128, ge=8)
 
+    # Cognitive ranking: final = relevance first, then retention, recency, importance.
+    cognitive_ranking: bool = True
+    rank_relevance_weight: float = Field(default=0.85, ge=0.0)
+    rank_retention_weight: float = Field(default=0.05, ge=0.0)
+    rank_recency_weight: float = Field(default=0.05, ge=0.0)
+    rank_importance_weight: float = Field(default=0.05, ge=0.0)
+    recency_half_life_days: float = Field(default=30.0, gt=0.0)
+    # Tiers: search hot first, widen to warm and cold while fewer than this many good hits.
+    tier_min_results: int = Field(default=3, ge=0)
+    tier_min_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
+    # Spreading activation over edges.
+    activation: bool = True
+    activation_decay: float = Field(default=0.7, gt=0.0, le=1.0)
+    activation_hops: int = Field(default=2, ge=0, le=5)
+    activation_threshold: float = Field(default=0.1, ge=0.0, le=1.0)
+    activation_seeds: int = Field(default=3, ge=0)
+    # Writes: automatic edges and secret scanning.
+    link_similarity: float = Field(default=0.6, ge=0.0, le=1.0)
+    link_max: int = Field(default=3, ge=0)
+    secrets_mode: Literal["refuse", "redact", "allow"] = "refuse"
+    # Consolidation schedule in minutes; None (the default) = only on demand.
+    consolidate_every_minutes: float | None = Field(default=None, gt=0)
+
     # Server
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=1, le=65535)
     allow_anonymous: bool = False
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # Host headers /mcp accepts (DNS-rebinding protection); loopback names are always allowed.
+    # Env: comma-separated, e.g. MEMORYD_ALLOWED_HOSTS="memoryd.lan:*,10.0.0.5:8765".
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Browser origins allowed by CORS; empty (the default) = CORS off.
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Gateway recall defaults.
+    recall_token_budget: int = Field(default=1500, ge=50, le=100_000)
+    recall_max_items: int = Field(default=6, ge=1, le=50)
+    # Optional OpenAI-compatible chat endpoint that extracts memories for capture/flush;
+    # unset (the default) = the built-in heuristics, no LLM.
+    llm_url: str | None = Field(default=None, description="Base URL, e.g. http://127.0.0.1:11434/v1")
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_timeout: float = Field(default=30.0, gt=0)
+    # `memoryd mcp` (stdio): load the embedding model in the background after start-up.
+    mcp_warm: bool = True
+
+    @field_validator("allowed_hosts", "allowed_origins", "cors_origins", mode="before")
+    @classmethod
+    def _split_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip()
+            if value.startswith("["):
+                import json
+
+                return json.loads(value)
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @classmethod
     def settings_customise_sources(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 from pydantic import ValidationError
@@ -24,22 +24,30 @@ from memoryd.errors import (
     InvalidInput,
     MemoryNotFound,
     ModelMismatch,
+    SecretDetected,
 )
+from memoryd.cognition import consolidation, feedback, graph, intentions, scheduling, secrets
+from memoryd.cognition import codebase as codebase_memory
 from memoryd.models import (
+    CodebaseContext,
+    ConsolidationReport,
+    Edge,
+    GcReport,
     HistoryEntry,
+    Intention,
+    IntentionTrigger,
     Memory,
     MemoryPatch,
+    MemoryStateReport,
+    Neighbourhood,
     NewMemory,
-    SchedulingState,
     SearchFilters,
     SearchHit,
     utcnow,
 )
-from memoryd.retrieval.fusion import Fused, reciprocal_rank_fusion
-from memoryd.retrieval.mmr import mmr_order
+from memoryd.retrieval.search import SearchMode, SearchOptions, run_search
 from memoryd.store.base import Actor, ListOrder, Store
 
-SearchMode = Literal["hybrid", "keyword", "vector"]
 Clock = Callable[[], datetime]
 _FILTER_NAMES = set(SearchFilters.model_fields)
 
@@ -113,7 +121,21 @@ class Engine:
             )
         return content
 
-    def _new_memory(self, item: NewMemory | Mapping[str, Any]) -> NewMemory:
+    def _screen(self, content: str, allow_secrets: bool) -> str:
+        """Apply secret scanning to content about to be stored (refuse, redact or allow)."""
+        mode = self.settings.secrets_mode
+        if allow_secrets or mode == "allow":
+            return content
+        findings = secrets.scan(content)
+        if not findings:
+            return content
+        if mode == "redact":
+            return secrets.redact(content, findings)
+        raise SecretDetected(list(dict.fromkeys(f.kind for f in findings)))
+
+    def _new_memory(
+        self, item: NewMemory | Mapping[str, Any], allow_secrets: bool = False
+    ) -> NewMemory:
         if isinstance(item, NewMemory):
             new = item
         else:
@@ -122,6 +144,9 @@ class Engine:
             except ValidationError as exc:
                 raise InvalidInput(validation_message(exc)) from exc
         self._check_content(new.content)
+        screened = self._screen(new.content, allow_secrets)
+        if screened != new.content:
+            new = new.model_copy(update={"content": screened, "embed_text": None})
         return new
 
     def _build(self, new: NewMemory, now: datetime) -> Memory:
@@ -133,7 +158,7 @@ class Engine:
             created_at=created,
             updated_at=created,
             embedding_model=self.embedder.model_id,
-            state=SchedulingState(last_review=created),
+            state=scheduling.initial_state(new.importance, created),
             **fields,
         )
 
@@ -162,13 +187,16 @@ class Engine:
         content: str,
         *,
         actor: Actor | None = None,
+        allow_secrets: bool = False,
         **fields: Any,
     ) -> Memory:
         """Store one memory as given (no gating) and return it.
 
         >>> mem.add("User prefers TypeScript", node_type="preference", tags=["lang"])
         """
-        return self.add_many([{"content": content, **fields}], actor=actor)[0]
+        return self.add_many(
+            [{"content": content, **fields}], actor=actor, allow_secrets=allow_secrets
+        )[0]
 
     def add_many(
         self,
@@ -177,13 +205,15 @@ class Engine:
         actor: Actor | None = None,
         batch_size: int | None = None,
         progress: Callable[[int], None] | None = None,
+        allow_secrets: bool = False,
     ) -> list[Memory]:
         """Store many memories, embedding them in batches; each batch is one transaction.
 
-        Every item is validated before anything is written, so a bad item fails
-        the whole call with nothing stored.
+        Every item is validated (and scanned for secrets) before anything is written,
+        so a bad item fails the whole call with nothing stored. Consecutive memories
+        of one session are linked by ``follows`` edges.
         """
-        news = [self._new_memory(item) for item in items]
+        news = [self._new_memory(item, allow_secrets) for item in items]
         batch = batch_size or self.settings.embed_batch_size * 4
         out: list[Memory] = []
         for start in range(0, len(news), batch):
@@ -191,12 +221,22 @@ class Engine:
             now = self.clock()
             vectors = self.embedder.embed([n.embed_text or n.content for n in chunk])
             memories = [self._build(n, now) for n in chunk]
-            out.extend(self.store.insert(memories, vectors, actor or Actor()))
+            with self.store.transaction():
+                stored = self.store.insert(memories, vectors, actor or Actor())
+                self.store.upsert_edges(graph.session_edges(self, stored))
+            out.extend(stored)
             if progress:
                 progress(len(chunk))
         return out
 
-    def update(self, memory_id: str, *, actor: Actor | None = None, **changes: Any) -> Memory:
+    def update(
+        self,
+        memory_id: str,
+        *,
+        actor: Actor | None = None,
+        allow_secrets: bool = False,
+        **changes: Any,
+    ) -> Memory:
         """Change fields of a memory; new content is re-embedded. Returns the new version."""
         try:
             patch = MemoryPatch.model_validate(changes)
@@ -208,6 +248,7 @@ class Engine:
         vector = None
         if "content" in data:
             self._check_content(data["content"])
+            data["content"] = self._screen(data["content"], allow_secrets)
             vector = self.embedder.embed([data["content"]])[0]
         self.get(memory_id)
         data["updated_at"] = self.clock()
@@ -260,82 +301,41 @@ class Engine:
         mmr: bool = False,
         mmr_lambda: float | None = None,
         query_vector: np.ndarray | None = None,
+        cognitive: bool | None = None,
+        associations: bool | None = None,
+        record_access: bool = True,
+        session_key: str | None = None,
         **filter_kwargs: Any,
     ) -> list[SearchHit]:
-        """Hybrid search: BM25 and vector candidates fused by RRF, best first.
+        """Hybrid search: BM25 and vector candidates fused by RRF, re-ranked, best first.
 
-        ``hits[i].score`` is the fused score scaled to [0, 1] (1 = first in every
-        list); ``keyword_rank``/``semantic_similarity`` show where it came from.
+        ``hits[i].score`` is in [0, 1]; ``fused_score`` is the RRF part (1 = first in
+        every list) and ``keyword_rank``/``semantic_similarity`` show where it came from.
         Filters: timeframe, since, until, node_types, categories, tags, tags_mode,
-        scope, agent_id, session_id, tiers, include_superseded. ``query_vector``
-        skips embedding the query (callers that already have its vector).
+        scope, agent_id, session_id, tiers, include_superseded. ``cognitive`` and
+        ``associations`` default to the settings; ``record_access`` strengthens the
+        returned memories a little, at most once per ``session_key``. ``query_vector``
+        skips embedding the query.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty")
-        if limit < 1 or limit > 1000:
+        if not isinstance(limit, int) or limit < 1 or limit > 1000:
             raise InvalidInput("limit must be between 1 and 1000")
         if mode not in ("hybrid", "keyword", "vector"):
             raise InvalidInput("mode must be hybrid, keyword or vector")
         parsed = self._filters(filters, **filter_kwargs)
-        fused = self._candidates(query, parsed, limit, mode, query_vector)
-        memories = self.store.get_many([f.memory_id for f in fused])
-        hits = [
-            SearchHit(
-                memory=memories[f.memory_id],
-                score=f.fused,
-                fused_score=f.fused,
-                keyword_rank=f.keyword_rank,
-                keyword_score=f.keyword_score,
-                semantic_rank=f.semantic_rank,
-                semantic_similarity=f.semantic_similarity,
-            )
-            for f in fused
-            if f.memory_id in memories
-        ]
-        if min_score is not None:
-            hits = [h for h in hits if h.score >= min_score]
-        if mmr and len(hits) > 1:
-            hits = self._diversify(hits, limit, mmr_lambda)
-        return hits[:limit]
-
-    def _candidates(
-        self,
-        query: str,
-        filters: SearchFilters,
-        limit: int,
-        mode: SearchMode,
-        query_vector: np.ndarray | None = None,
-    ) -> list[Fused]:
-        pool = max(self.settings.candidate_pool, limit * 3)
-        now = self.clock()
-        keyword = (
-            self.store.keyword_search(query, filters, now=now, limit=pool)
-            if mode != "vector"
-            else []
-        )
-        vector = []
-        if mode != "keyword":
-            qvec = self.embedder.embed([query])[0] if query_vector is None else query_vector
-            vector = self.store.vector_search(qvec, filters, now=now, limit=pool)
-        return reciprocal_rank_fusion(
-            keyword,
-            vector,
-            k=self.settings.rrf_k,
-            keyword_weight=self.settings.keyword_weight if mode == "hybrid" else 1.0,
-            vector_weight=self.settings.vector_weight if mode == "hybrid" else 1.0,
-        )
-
-    def _diversify(self, hits: list[SearchHit], limit: int, lam: float | None) -> list[SearchHit]:
-        vectors = self.store.vectors([h.memory.id for h in hits])
-        dims = self.embedder.dims
-        matrix = np.stack([vectors.get(h.memory.id, np.zeros(dims, np.float32)) for h in hits])
-        order = mmr_order(
-            [h.score for h in hits],
-            matrix,
-            lam=self.settings.mmr_lambda if lam is None else lam,
+        options = SearchOptions(
             limit=limit,
+            mode=mode,
+            min_score=min_score,
+            mmr=mmr,
+            mmr_lambda=self.settings.mmr_lambda if mmr_lambda is None else mmr_lambda,
+            cognitive=self.settings.cognitive_ranking if cognitive is None else cognitive,
+            associations=self.settings.activation if associations is None else associations,
+            record_access=record_access,
+            session_key=session_key,
         )
-        return [hits[i] for i in order]
+        return run_search(self, query, parsed, options, query_vector)
 
     def stats(self) -> dict[str, Any]:
         """Store counts plus the embedder's state."""
@@ -346,6 +346,104 @@ class Engine:
             "loaded": self.embedder.loaded,
         }
         return data
+
+    # --- strength and feedback ----------------------------------------
+    def promote(self, memory_id: str, *, reason: str | None = None,
+                actor: Actor | None = None) -> Memory:
+        """"This helped / is correct": strengthen a memory (an FSRS Good review)."""
+        return feedback.promote(self, memory_id, reason, actor or Actor())
+
+    def demote(self, memory_id: str, *, reason: str | None = None,
+               actor: Actor | None = None) -> Memory:
+        """"Wrong / stale": weaken a memory (a lapse); it stays stored."""
+        return feedback.demote(self, memory_id, reason, actor or Actor())
+
+    def memory_state(self, memory_id: str) -> MemoryStateReport:
+        """Retention, strengths, state (active/dormant/silent/unavailable) and tier."""
+        return feedback.state_report(self, memory_id)
+
+    def changelog(self, memory_id: str) -> list[HistoryEntry]:
+        """The version history of a memory (same as :meth:`history`)."""
+        return self.history(memory_id)
+
+    def versions(self, memory_id: str) -> list[Memory]:
+        """The memory followed by the chain of versions it superseded, newest first."""
+        chain = [self.get(memory_id)]
+        seen = {memory_id}
+        while True:
+            edges = [e for e in self.store.edges_of([chain[-1].id])
+                     if e.edge_type == "supersedes" and e.source_id == chain[-1].id
+                     and e.target_id not in seen]
+            if not edges:
+                return chain
+            older = self.store.get(edges[0].target_id)
+            if older is None:
+                return chain
+            chain.append(older)
+            seen.add(older.id)
+
+    # --- graph -------------------------------------------------------------
+    def link(self, source_id: str, target_id: str, edge_type: str = "related",
+             weight: float = 0.5, **kwargs: Any) -> Edge:
+        """Create a typed, weighted edge between two memories."""
+        return graph.link(self, source_id, target_id, edge_type, weight, **kwargs)
+
+    def explore(self, memory_id: str, depth: int = 2) -> Neighbourhood:
+        """The memories within ``depth`` (1-3) hops of a memory."""
+        return graph.explore(self, memory_id, depth)
+
+    # --- consolidation and forgetting ----------------------------------
+    def consolidate(self, *, dry_run: bool = False) -> ConsolidationReport:
+        """Re-tier, merge near-duplicates, link recent memories; never deletes."""
+        return consolidation.consolidate(self, dry_run=dry_run)
+
+    def gc(self, *, min_retention: float = 0.1, max_age_days: float | None = None,
+           dry_run: bool = True, actor: Actor | None = None) -> GcReport:
+        """Delete (or, by default, just list) memories whose retention fell below a floor."""
+        return consolidation.gc(self, min_retention=min_retention, max_age_days=max_age_days,
+                                dry_run=dry_run, actor=actor)
+
+    def purge(self, memory_id: str, *, actor: Actor | None = None) -> None:
+        """Remove a memory for good, scrubbing its content from history too."""
+        consolidation.purge(self, memory_id, actor=actor)
+
+    # --- prospective and codebase memory --------------------------------
+    def set_intention(self, description: str, trigger: IntentionTrigger | Mapping[str, Any],
+                      **kwargs: Any) -> Intention:
+        """Remember to do something at a time, in a context or on an event."""
+        return intentions.set_intention(self, description, trigger, **kwargs)
+
+    def check_intentions(self, context: Mapping[str, Any] | None = None) -> list[Intention]:
+        """Intentions due now or matching the context (codebase, files, topic, text, event)."""
+        return intentions.check_intentions(self, context)
+
+    def update_intention(self, intention_id: str, status: str, *,
+                         snooze_minutes: float | None = None) -> Intention:
+        """Complete, snooze or cancel an intention."""
+        return intentions.update_intention(self, intention_id, status,  # type: ignore[arg-type]
+                                           snooze_minutes=snooze_minutes)
+
+    def list_intentions(self, status: str | None = None) -> list[Intention]:
+        """Intentions by status (default: active and snoozed)."""
+        return intentions.list_intentions(self, status)
+
+    def remember_pattern(self, name: str, description: str, files: list[str] | None,
+                         codebase: str, *, actor: Actor | None = None) -> Memory:
+        """Record a code pattern of a codebase."""
+        return codebase_memory.remember_pattern(self, name, description, files, codebase,
+                                                actor=actor)
+
+    def remember_decision(self, decision: str, rationale: str | None,
+                          alternatives: list[str] | None, files: list[str] | None,
+                          codebase: str, *, actor: Actor | None = None) -> Memory:
+        """Record an architectural decision with its rationale and alternatives."""
+        return codebase_memory.remember_decision(self, decision, rationale, alternatives, files,
+                                                 codebase, actor=actor)
+
+    def codebase_context(self, codebase: str, files: list[str] | None = None,
+                         limit: int = 10) -> CodebaseContext:
+        """Patterns, decisions and intentions that touch the given files of a codebase."""
+        return codebase_memory.codebase_context(self, codebase, files, limit)
 
     # --- maintenance -----------------------------------------------------
     def backup(self, path: str | Path) -> Path:

@@ -412,3 +412,89 @@ class ApiKey(BaseModel):
     created_at: datetime
     last_used: datetime | None = None
     revoked_at: datetime | None = None
+
+
+IngestDecision = Literal["create", "update", "reinforce", "supersede", "merge"]
+
+
+class IngestResult(BaseModel):
+    """What smart ingest decided and did."""
+
+    decision: IngestDecision
+    memory_id: str
+    similarity: float | None = None
+    superseded_id: str | None = None
+    merged_ids: list[str] = Field(default_factory=list)
+    reason: str
+    memory: Memory
+
+
+class MemoryStateReport(BaseModel):
+    """A memory's strength right now."""
+
+    id: str
+    state: Literal["active", "dormant", "silent", "unavailable"]
+    tier: Tier
+    retention: float
+    curve_retention: float
+    retrieval_strength: float
+    storage_strength: float
+    stability_days: float
+    difficulty: float
+    reps: int
+    lapses: int
+    access_count: int
+    last_review: datetime | None
+    last_accessed: datetime | None
+
+
+class Neighbour(BaseModel):
+    """A memory reached from the centre of an exploration."""
+
+    memory: Memory
+    depth: int
+    via: str
+    edge_type: str
+    weight: float
+
+
+class Neighbourhood(BaseModel):
+    """The graph around one memory."""
+
+    center: Memory
+    neighbours: list[Neighbour]
+    edges: list[Edge]
+
+
+class ConsolidationReport(BaseModel):
+    """What a consolidation run changed (or would change, in a dry run)."""
+
+    dry_run: bool
+    started_at: datetime
+    finished_at: datetime
+    examined: int = 0
+    tier_changes: dict[str, int] = Field(default_factory=dict)
+    archived: list[str] = Field(default_factory=list)
+    merged: list[list[str]] = Field(default_factory=list)
+    new_edges: int = 0
+    report_id: int | None = None
+
+
+class GcReport(BaseModel):
+    """Memories a garbage collection removed (or would remove)."""
+
+    dry_run: bool
+    min_retention: float
+    max_age_days: float | None
+    candidates: list[str]
+    deleted: int
+
+
+class CodebaseContext(BaseModel):
+    """Patterns and decisions recorded for a codebase, relevant to some files."""
+
+    codebase: str
+    files: list[str]
+    patterns: list[Memory]
+    decisions: list[Memory]
+    intentions: list[Intention]

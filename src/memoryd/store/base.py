@@ -13,6 +13,7 @@ cognitive re-ranking happen above them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -73,6 +74,13 @@ class Store(ABC):
     def health(self) -> dict[str, Any]:
         """A cheap check that the store answers; raises StoreError when unusable."""
 
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group several write calls into one transaction: all of them or none.
+
+        Write methods called inside join it; nesting is allowed.
+        """
+
     # --- embedding model bookkeeping ------------------------------------
     @property
     @abstractmethod
@@ -114,8 +122,14 @@ class Store(ABC):
         """Change fields of one memory (and optionally its vector) in one transaction."""
 
     @abstractmethod
-    def update_states(self, states: dict[str, SchedulingState], *, record: str | None = None,
-                      actor: Actor | None = None) -> None:
+    def update_states(
+        self,
+        states: dict[str, SchedulingState],
+        *,
+        record: str | None = None,
+        actor: Actor | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         """Write scheduling state for many memories; history only when ``record`` names an op."""
 
     @abstractmethod
@@ -149,6 +163,10 @@ class Store(ABC):
         order: ListOrder = "created_desc",
     ) -> list[Memory]:
         """Memories matching the filters, paged."""
+
+    @abstractmethod
+    def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *, now: datetime) -> set[str]:
+        """Which of the given memories pass the filters."""
 
     @abstractmethod
     def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:

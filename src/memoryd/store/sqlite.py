@@ -179,16 +179,42 @@ class SQLiteStore(SQLiteAuxTables, Store):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: in-process lock, then SQLite's write lock."""
+        """One write transaction: in-process lock, then SQLite's write lock.
+
+        Nested use (inside :meth:`transaction`) joins the outer transaction. The vector
+        index is updated only after the outermost commit, so a rollback never leaves
+        the cache ahead of the table.
+        """
         conn = self._conn
+        local = self._local
+        if getattr(local, "depth", 0):
+            local.depth += 1
+            try:
+                yield conn
+            finally:
+                local.depth -= 1
+            return
         with self._write_lock:
             conn.execute("BEGIN IMMEDIATE")
+            local.depth, local.removed = 1, []
             try:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+            finally:
+                local.depth = 0
+                removed, local.removed = local.removed, []
+            if self._index is not None and removed:
+                self._index.remove(removed)
+            self._sync_index()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several write calls into one transaction (all or nothing)."""
+        with self._write():
+            yield
 
     def _open_schema(self) -> None:
         conn = self._conn
@@ -250,7 +276,8 @@ class SQLiteStore(SQLiteAuxTables, Store):
                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                     (key, value),
                 )
-        self._load_index(dims)
+        if self._index is None or self._index.dims != dims:
+            self._load_index(dims)
 
     # --- history ---------------------------------------------------------
     @staticmethod
@@ -317,7 +344,6 @@ class SQLiteStore(SQLiteAuxTables, Store):
                         (rowid, model, dims, np.asarray(vectors[i], dtype=np.float32).tobytes(), seq),
                     )
                 out.append(memory)
-        self._sync_index()
         return out
 
     def _rowid(self, conn: sqlite3.Connection, memory_id: str) -> int:
@@ -374,8 +400,6 @@ class SQLiteStore(SQLiteAuxTables, Store):
                     ),
                 )
             after = self._get_by_rowid(conn, rowid)
-        if vector is not None:
-            self._sync_index()
         return after
 
     def update_states(
@@ -384,6 +408,7 @@ class SQLiteStore(SQLiteAuxTables, Store):
         *,
         record: str | None = None,
         actor: Actor | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         if not states:
             return
@@ -391,7 +416,7 @@ class SQLiteStore(SQLiteAuxTables, Store):
             for memory_id, state in states.items():
                 values = [_to_db(f, getattr(state, f)) for f in _STATE_FIELDS]
                 if record:
-                    seq = self._record(conn, memory_id, record, actor or Actor())
+                    seq = self._record(conn, memory_id, record, actor or Actor(), details)
                     conn.execute(
                         f"UPDATE memories SET {', '.join(f'{f} = ?' for f in _STATE_FIELDS)}, "
                         "seq = ? WHERE id = ?",
@@ -425,8 +450,7 @@ class SQLiteStore(SQLiteAuxTables, Store):
             # Tags, vector and edges go with it (ON DELETE CASCADE); FTS by trigger.
             conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
             conn.execute("DELETE FROM session_access WHERE memory_id = ?", (memory_id,))
-        if self._index is not None:
-            self._index.remove([rowid])
+            self._local.removed.append(rowid)
 
     def replace_vectors(self, vectors: dict[str, np.ndarray], model_id: str) -> None:
         dims = None
@@ -447,7 +471,6 @@ class SQLiteStore(SQLiteAuxTables, Store):
                     "UPDATE memories SET embedding_model = ?, seq = ? WHERE rowid = ?",
                     (model_id, seq, rowid),
                 )
-        self._sync_index()
 
     # --- reads -----------------------------------------------------------
     def _get_by_rowid(self, conn: sqlite3.Connection, rowid: int) -> Memory:
@@ -526,6 +549,18 @@ class SQLiteStore(SQLiteAuxTables, Store):
             [*params, limit, offset],
         ).fetchall()
         return [_row_to_memory(r) for r in rows]
+
+    def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *, now: datetime) -> set[str]:
+        where, params = self._where(filters, now)
+        out: set[str] = set()
+        for chunk in _chunks(list(dict.fromkeys(memory_ids)), 500):
+            rows = self._conn.execute(
+                f"SELECT m.id FROM memories m WHERE m.id IN ({', '.join('?' * len(chunk))}) "
+                f"AND {where}",
+                [*chunk, *params],
+            ).fetchall()
+            out.update(r[0] for r in rows)
+        return out
 
     def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
         if filters is None:

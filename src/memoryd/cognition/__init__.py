@@ -1,0 +1,1 @@
+"""Pure cognitive building blocks: scheduling, secrets, importance, contradiction, gating."""

@@ -1,0 +1,176 @@
+"""Consolidation ("dream"), garbage collection and purge.
+
+Consolidation never deletes. It (1) recomputes every memory's tier from its retention
+and last use, moving long-unused, low-retention memories to ``cold`` (archived: still
+searchable, looked at last); (2) merges near-duplicates among recent memories (the
+newer copy is superseded by the older one, which is reinforced); (3) links recent
+memories to their nearest neighbours; and (4) records a report. A dry run computes the
+same report and writes nothing. It runs on demand; a schedule exists but is off unless
+``MEMORYD_CONSOLIDATE_EVERY_MINUTES`` is set.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from memoryd.cognition import scheduling
+from memoryd.cognition.graph import similar_edges
+from memoryd.errors import InvalidInput
+from memoryd.models import ConsolidationReport, Edge, GcReport, Memory, SearchFilters
+from memoryd.store.base import Actor
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
+RECENT_DAYS = 7
+RECENT_MAX = 2000
+DUPLICATE_SIMILARITY = 0.95
+_ACTOR = Actor("consolidation")
+
+
+def consolidate(engine: Engine, *, dry_run: bool = False) -> ConsolidationReport:
+    """Run one consolidation pass (see the module docstring)."""
+    started = engine.clock()
+    report = ConsolidationReport(dry_run=dry_run, started_at=started, finished_at=started)
+    recent: list[Memory] = []
+    changes: dict[str, int] = {}
+    for memory in engine.store.iter_memories():
+        report.examined += 1
+        if memory.superseded_by is None and memory.created_at >= started - timedelta(days=RECENT_DAYS):
+            recent.append(memory)
+        tier = scheduling.tier_for(memory.state, started)
+        if tier == memory.tier:
+            continue
+        key = f"{memory.tier}->{tier}"
+        changes[key] = changes.get(key, 0) + 1
+        if tier == "cold":
+            report.archived.append(memory.id)
+        if not dry_run:
+            engine.store.update(memory.id, {"tier": tier}, _ACTOR,
+                                operation="archive" if tier == "cold" else "retier",
+                                details={"from": memory.tier, "to": tier})
+    report.tier_changes = changes
+    recent = recent[-RECENT_MAX:]
+    report.merged = _merge_duplicates(engine, recent, dry_run)
+    merged_away = {mid for group in report.merged for mid in group[1:]}
+    report.new_edges = _connect(engine, [m for m in recent if m.id not in merged_away], dry_run)
+    report.finished_at = engine.clock()
+    if not dry_run:
+        report.report_id = engine.store.save_report(
+            "consolidation", report.model_dump(mode="json"), report.finished_at
+        )
+    return report
+
+
+def _merge_duplicates(engine: Engine, recent: list[Memory], dry_run: bool) -> list[list[str]]:
+    vectors = engine.store.vectors([m.id for m in recent])
+    now = engine.clock()
+    gone: set[str] = set()
+    groups: list[list[str]] = []
+    for memory in recent:
+        if memory.id in gone or memory.id not in vectors:
+            continue
+        hits = engine.store.vector_search(
+            vectors[memory.id], SearchFilters(scope=memory.scope), now=now, limit=5
+        )
+        dupes = [h.memory_id for h in hits if h.memory_id != memory.id
+                 and h.memory_id not in gone and h.similarity >= DUPLICATE_SIMILARITY]
+        if not dupes:
+            continue
+        members = engine.store.get_many([memory.id, *dupes])
+        ordered = sorted(members.values(), key=lambda m: m.created_at)
+        keeper, rest = ordered[0], ordered[1:]
+        groups.append([keeper.id, *[m.id for m in rest]])
+        gone.update(m.id for m in rest)
+        if dry_run:
+            continue
+        with engine.store.transaction():
+            for copy in rest:
+                engine.store.update(copy.id, {"superseded_by": keeper.id, "valid_until": now},
+                                    _ACTOR, operation="merge", details={"into": keeper.id})
+            engine.store.upsert_edges([
+                Edge(source_id=copy.id, target_id=keeper.id, edge_type="merged_into", weight=1.0,
+                     created_at=now) for copy in rest
+            ])
+            state = scheduling.promote(keeper.state, now)
+            engine.store.update_states({keeper.id: state}, record="reinforce", actor=_ACTOR,
+                                       details={"merged": [m.id for m in rest]})
+    return groups
+
+
+def _connect(engine: Engine, recent: list[Memory], dry_run: bool) -> int:
+    if not recent:
+        return 0
+    vectors = engine.store.vectors([m.id for m in recent])
+    existing = engine.store.edges_of([m.id for m in recent])
+    linked = {(e.source_id, e.target_id) for e in existing} | {
+        (e.target_id, e.source_id) for e in existing}
+    new: list[Edge] = []
+    for memory in recent:
+        if memory.id not in vectors:
+            continue
+        for edge in similar_edges(engine, memory, vectors[memory.id], exclude=set()):
+            if (edge.source_id, edge.target_id) not in linked:
+                linked.update({(edge.source_id, edge.target_id), (edge.target_id, edge.source_id)})
+                new.append(edge)
+    if not dry_run:
+        engine.store.upsert_edges(new)
+    return len(new)
+
+
+def gc(engine: Engine, *, min_retention: float = 0.1, max_age_days: float | None = None,
+       dry_run: bool = True, actor: Actor | None = None) -> GcReport:
+    """Delete memories whose retention fell below ``min_retention`` (and, if given, older
+    than ``max_age_days``). Dry run by default: it only lists them."""
+    if not 0.0 <= min_retention <= 1.0:
+        raise InvalidInput("min_retention must be between 0 and 1")
+    if max_age_days is not None and max_age_days < 0:
+        raise InvalidInput("max_age_days must not be negative")
+    now = engine.clock()
+    candidates = [
+        m.id for m in engine.store.iter_memories()
+        if scheduling.retention_score(m.state, now) < min_retention
+        and (max_age_days is None or (now - m.created_at).total_seconds() > max_age_days * 86400)
+    ]
+    if not dry_run:
+        for memory_id in candidates:
+            engine.store.delete(memory_id, actor or Actor("gc"))
+    return GcReport(dry_run=dry_run, min_retention=min_retention, max_age_days=max_age_days,
+                    candidates=candidates, deleted=0 if dry_run else len(candidates))
+
+
+def purge(engine: Engine, memory_id: str, *, actor: Actor | None = None) -> None:
+    """Remove a memory for good: row, vector, keyword entry, edges and the content kept in
+    its history (a tombstone with the content's hash stays)."""
+    engine.get(memory_id)
+    engine.store.delete(memory_id, actor or Actor(), purge=True)
+
+
+class ConsolidationSchedule:
+    """Runs :func:`consolidate` every ``minutes`` on a daemon thread until stopped."""
+
+    def __init__(self, engine: Engine, minutes: float) -> None:
+        self._engine = engine
+        self._interval = minutes * 60.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memoryd-consolidate", daemon=True)
+
+    def start(self) -> None:
+        """Start the background thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the thread to stop and wait briefly for it."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                consolidate(self._engine)
+            except Exception:  # keep the schedule alive; the next run retries
+                import logging
+
+                logging.getLogger("memoryd").exception("scheduled consolidation failed")

@@ -1,0 +1,154 @@
+"""Prospective memory: intentions that fire at a time, in a context or on an event."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from memoryd.cognition.globs import glob_match
+from memoryd.errors import InvalidInput
+from memoryd.models import Intention, IntentionTrigger, Priority
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
+_PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
+_OPEN = ["active", "snoozed"]
+
+
+class IntentionContext(BaseModel):
+    """What the agent is doing now, matched against context and event triggers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    codebase: str | None = None
+    files: list[str] = []
+    topic: str | None = None
+    text: str | None = None
+    event: str | None = None
+
+
+def set_intention(
+    engine: Engine,
+    description: str,
+    trigger: IntentionTrigger | Mapping[str, Any],
+    *,
+    priority: Priority = "normal",
+    deadline: datetime | None = None,
+    agent_id: str | None = None,
+    scope: str = "user",
+) -> Intention:
+    """Record an intention; a time trigger with ``in_minutes`` becomes an absolute due time."""
+    if not isinstance(description, str) or not description.strip():
+        raise InvalidInput("description is empty")
+    if priority not in _PRIORITY_ORDER:
+        raise InvalidInput(f"priority must be one of {', '.join(_PRIORITY_ORDER)}")
+    try:
+        parsed = trigger if isinstance(trigger, IntentionTrigger) else IntentionTrigger.model_validate(
+            dict(trigger)
+        )
+    except ValidationError as exc:
+        from memoryd.engine import validation_message
+
+        raise InvalidInput(f"trigger: {validation_message(exc)}") from exc
+    now = engine.clock()
+    due = None
+    if parsed.type == "time":
+        due = parsed.at or now + timedelta(minutes=parsed.in_minutes or 0)
+    intention = Intention(
+        id=str(uuid.uuid4()),
+        description=description.strip(),
+        trigger=parsed,
+        priority=priority,
+        deadline=deadline,
+        due_at=due,
+        created_at=now,
+        updated_at=now,
+        agent_id=agent_id,
+        scope=scope,
+    )
+    engine.store.save_intention(intention)
+    return intention
+
+
+def check_intentions(engine: Engine, context: IntentionContext | Mapping[str, Any] | None = None) -> list[Intention]:
+    """Open intentions that are due now or whose context/event trigger matches, by priority."""
+    try:
+        ctx = context if isinstance(context, IntentionContext) else IntentionContext.model_validate(
+            dict(context or {})
+        )
+    except ValidationError as exc:
+        from memoryd.engine import validation_message
+
+        raise InvalidInput(f"context: {validation_message(exc)}") from exc
+    now = engine.clock()
+    out = [i for i in engine.store.list_intentions(_OPEN) if _fires(i, ctx, now)]
+    return sorted(out, key=lambda i: (_PRIORITY_ORDER[i.priority], i.due_at or i.created_at))
+
+
+def _fires(intention: Intention, ctx: IntentionContext, now: datetime) -> bool:
+    if intention.snoozed_until is not None and intention.snoozed_until > now:
+        return False
+    if intention.deadline is not None and intention.deadline <= now:
+        return True  # overdue: always surface
+    trigger = intention.trigger
+    if trigger.type == "time":
+        return intention.due_at is not None and intention.due_at <= now
+    if trigger.type == "event":
+        return ctx.event is not None and ctx.event.strip().lower() == (trigger.event or "").lower()
+    conditions = []
+    if trigger.codebase:
+        conditions.append(bool(ctx.codebase) and ctx.codebase.lower() == trigger.codebase.lower())
+    if trigger.file_pattern:
+        conditions.append(any(glob_match(trigger.file_pattern, f) for f in ctx.files))
+    if trigger.topic:
+        conditions.append(_topic_match(trigger.topic, " ".join(filter(None, [ctx.topic, ctx.text]))))
+    return bool(conditions) and all(conditions)
+
+
+def _topic_match(topic: str, text: str) -> bool:
+    words = set(re.findall(r"\w+", topic.lower()))
+    have = set(re.findall(r"\w+", text.lower()))
+    return bool(words) and words <= have
+
+
+def update_intention(
+    engine: Engine,
+    intention_id: str,
+    status: Literal["complete", "snooze", "cancel"],
+    *,
+    snooze_minutes: float | None = None,
+) -> Intention:
+    """Complete, snooze (default 60 minutes) or cancel an intention."""
+    intention = engine.store.get_intention(intention_id)
+    if intention is None:
+        raise InvalidInput(f"no intention with id {intention_id!r}")
+    now = engine.clock()
+    if status == "complete":
+        update: dict[str, Any] = {"status": "completed"}
+    elif status == "cancel":
+        update = {"status": "cancelled"}
+    elif status == "snooze":
+        minutes = 60.0 if snooze_minutes is None else snooze_minutes
+        if minutes <= 0:
+            raise InvalidInput("snooze_minutes must be positive")
+        update = {"status": "snoozed", "snoozed_until": now + timedelta(minutes=minutes)}
+    else:
+        raise InvalidInput("status must be complete, snooze or cancel")
+    updated = intention.model_copy(update={**update, "updated_at": now})
+    engine.store.save_intention(updated)
+    return updated
+
+
+def list_intentions(engine: Engine, status: str | None = None) -> list[Intention]:
+    """Intentions with a status (default: the open ones, active or snoozed)."""
+    valid = {"active", "snoozed", "completed", "cancelled", "fired", "all"}
+    if status is not None and status not in valid:
+        raise InvalidInput(f"status must be one of {', '.join(sorted(valid))}")
+    if status == "all":
+        return engine.store.list_intentions(None)
+    return engine.store.list_intentions([status] if status else _OPEN)
