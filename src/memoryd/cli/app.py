@@ -35,11 +35,13 @@ def main_options(
 
 
 def _register() -> None:
-    from memoryd.cli import data, memories, server
+    from memoryd.cli import data, keys, mcp, memories, server
 
     memories.register(app)
     data.register(app)
     server.register(app)
+    keys.register(app)
+    mcp.register(app)
 
 
 _register()

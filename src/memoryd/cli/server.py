@@ -1,4 +1,4 @@
-"""The ``serve`` command: the HTTP server on the embedded default store."""
+"""The ``serve`` command: REST, gateway routes and MCP (Streamable HTTP at /mcp) in one process."""
 
 from __future__ import annotations
 
@@ -9,24 +9,40 @@ import typer
 from memoryd.cli.common import console
 from memoryd.config import Settings
 
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
 
 def serve(
     ctx: typer.Context,
     host: Optional[str] = typer.Option(None, help="Address to bind (default 127.0.0.1)."),
     port: Optional[int] = typer.Option(None, help="Port (default 8765)."),
 ) -> None:
-    """Run the HTTP server (health, REST and MCP over Streamable HTTP)."""
+    """Run the HTTP server: REST API, gateway recall/capture, and MCP at /mcp."""
+    import threading
+
     import uvicorn
 
+    from memoryd import keys
     from memoryd.api.app import create_app
     from memoryd.opening import open as open_memory
 
     settings = Settings()
-    store = (ctx.obj or {}).get("store")
-    app = create_app(lambda: open_memory(store, settings=settings))
+    engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
+    if not settings.allow_anonymous and not keys.has_active_key(engine.store):
+        engine.close()
+        raise keys.NoKeysConfigured()
     bind_host = host or settings.host
     bind_port = port or settings.port
-    console.print(f"memoryd serving on http://{bind_host}:{bind_port}")
+    if bind_host not in _LOOPBACK:
+        console.print(f"[yellow]warning:[/] listening on {bind_host}, reachable from other "
+                      "machines; add the names clients use to MEMORYD_ALLOWED_HOSTS for /mcp")
+    if settings.allow_anonymous:
+        console.print("[yellow]warning:[/] MEMORYD_ALLOW_ANONYMOUS=true: requests without a key "
+                      "may read and write memories")
+    # Load the embedding model in the background: the first search then need not wait ~6 s.
+    threading.Thread(target=engine.embedder.load, name="memoryd-warm", daemon=True).start()
+    app = create_app(lambda: engine, settings)
+    console.print(f"memoryd serving on http://{bind_host}:{bind_port} (MCP at /mcp)")
     uvicorn.run(app, host=bind_host, port=bind_port, log_level="info")
 
 

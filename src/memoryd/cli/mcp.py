@@ -1,0 +1,30 @@
+"""``memoryd mcp``: the MCP server on stdio (for `claude mcp add memoryd -- memoryd mcp`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from memoryd.config import Settings
+
+
+def mcp(
+    ctx: typer.Context,
+    agent_id: Optional[str] = typer.Option(
+        None, "--agent-id", envvar="MEMORYD_AGENT_ID", help="Recorded as the agent of every change."
+    ),
+) -> None:
+    """Serve MCP over stdio (stdout carries the protocol; logs go to stderr)."""
+    from memoryd.mcp.stdio import serve_stdio
+    from memoryd.opening import open as open_memory
+
+    settings = Settings()
+    store = (ctx.obj or {}).get("store")
+    serve_stdio(lambda: open_memory(store, settings=settings), agent_id=agent_id,
+                warm=settings.mcp_warm)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach this command to the app."""
+    app.command()(mcp)

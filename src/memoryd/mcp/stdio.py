@@ -1,0 +1,73 @@
+"""``memoryd mcp``: the MCP server over stdio, for Claude Code, Claude Desktop and friends.
+
+Start-up is kept fast because clients start MCP servers per session and wait for them:
+nothing heavy happens before ``initialize`` and ``tools/list`` are answered. The store is
+opened on first use, and once the client has listed the tools a background thread opens
+it and loads the embedding model, so the first real call rarely waits.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from memoryd.engine import Engine
+from memoryd.operations import Caller
+
+
+class LazyEngine:
+    """Open the engine on first use (thread-safe); ``warm()`` does it in the background."""
+
+    def __init__(self, open_engine: Callable[[], Engine]) -> None:
+        self._open = open_engine
+        self._engine: Engine | None = None
+        self._lock = threading.Lock()
+        self._warming = False
+
+    def __call__(self) -> Engine:
+        if self._engine is None:
+            with self._lock:
+                if self._engine is None:
+                    self._engine = self._open()
+        return self._engine
+
+    def warm(self) -> None:
+        """Open the store and load the embedding model in a daemon thread (once)."""
+        if self._warming:
+            return
+        self._warming = True
+
+        def run() -> None:
+            try:
+                self().embedder.load()
+            except Exception:  # noqa: BLE001 - a failed warm-up resurfaces on first real use
+                pass
+
+        threading.Thread(target=run, name="memoryd-warm", daemon=True).start()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._engine is not None:
+                self._engine.close()
+                self._engine = None
+
+
+def serve_stdio(open_engine: Callable[[], Engine], *, agent_id: str | None = None,
+                warm: bool = True) -> None:
+    """Serve the registry's tools over stdin/stdout until the client disconnects."""
+    from memoryd.mcp.server import build_server
+
+    engine = LazyEngine(open_engine)
+    caller = Caller.local("mcp-stdio", agent_id=agent_id)
+
+    async def warm_after_listing(ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if warm and ctx.method == "tools/list":
+            engine.warm()
+        return result
+
+    server = build_server(engine, lambda ctx: caller, middleware=[warm_after_listing])
+    try:
+        server.run("stdio")
+    finally:
+        engine.close()

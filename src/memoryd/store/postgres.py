@@ -1,0 +1,1186 @@
+"""The shared store: PostgreSQL with pgvector, for many agents on many machines.
+
+It keeps the same contract as :class:`memoryd.store.sqlite.SQLiteStore`:
+
+* keyword search runs on a generated ``tsvector`` column (content weight A,
+  summary B, tags C) with a GIN index, queried with an OR of the query's words
+  (the same terms the SQLite backend gives FTS5, so user text never raises)
+  and ranked with ``ts_rank_cd`` (higher is better);
+* vector search runs on a ``vector(<dims>)`` column with an HNSW index
+  (``vector_cosine_ops``); similarity is ``1 - cosine distance``; ``hnsw.ef_search``
+  comes from the settings and iterative index scans keep filtered queries full;
+* filters are the same as SQLite's, including the default exclusion of
+  superseded and expired memories;
+* every contract write is one transaction that records one history row per
+  memory it touches.
+
+Writes that record history take a transaction-level advisory lock first. History
+sequence numbers are therefore handed out in commit order, so ``changes_since(n)``
+never skips a change that commits late, and writers cannot deadlock each other.
+Reads never wait for it: PostgreSQL's MVCC serves them from a snapshot.
+
+Connections come from a ``psycopg_pool.ConnectionPool``. The store URL is a libpq
+URL; memoryd reads three extra query parameters and removes them before connecting:
+``schema`` (default ``memoryd``), ``pool_min`` (1) and ``pool_max`` (10).
+
+Backups are logical: :meth:`PostgresStore.backup` writes every table's rows as
+JSON lines from one consistent snapshot (see :mod:`memoryd.store.rows`), and
+:meth:`PostgresStore.restore` reads them back. This needs no ``pg_dump`` on the
+machine; for large production databases use PostgreSQL's own tools (``pg_dump``,
+base backups with WAL archiving) instead.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import IO, Any, Iterator
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.types.json import Jsonb, set_json_loads
+from psycopg_pool import ConnectionPool
+
+from memoryd.config import Settings, _mask_url_password
+from memoryd.errors import MemoryNotFound, NotAMemorydStore, StoreError
+from memoryd.models import (
+    ApiKey,
+    Edge,
+    HistoryEntry,
+    Intention,
+    Memory,
+    SchedulingState,
+    SearchFilters,
+    StoreStats,
+)
+from memoryd.store import postgres_schema as schema_mod
+from memoryd.store.base import Actor, KeywordHit, ListOrder, Store, VectorHit
+from memoryd.store.fts import query_terms
+from memoryd.store.rows import (
+    JSON_FIELDS,
+    MEMORY_FIELDS,
+    STATE_FIELDS,
+    TABLES,
+    check_table,
+    from_json,
+    to_json,
+)
+
+# ts_rank_cd weights for labels {D, C, B, A}: content (A) 1.0, summary (B) and tags (C)
+# 0.5 each, as the SQLite backend weighs its FTS5 columns.
+RANK_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"
+# ts_rank_cd normalisation 1: divide by 1 + log(document length), a mild length penalty.
+RANK_NORMALIZATION = 1
+DUMP_FORMAT = "memoryd-postgres-dump"
+DUMP_VERSION = 1
+
+_EXTRA_PARAMS = ("schema", "pool_min", "pool_max")
+_COLUMNS = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
+_SELECT = "SELECT " + ", ".join(f"m.{c}" for c in _COLUMNS) + " FROM memories m"
+_UPDATABLE = set(MEMORY_FIELDS) - {"id", "created_at"}
+_MEMORY_JSON = JSON_FIELDS["memories"] & {"domain_scores", "metadata"}
+_ORDERS = {
+    "created_desc": "m.created_at DESC, m.rowid DESC",
+    "created_asc": "m.created_at ASC, m.rowid ASC",
+    "updated_desc": "m.updated_at DESC, m.rowid DESC",
+}
+_HISTORY_COLS = "seq, memory_id, operation, actor, agent_id, at, details"
+_EDGE_COLS = TABLES["edges"]
+_INTENTION_COLS = TABLES["intentions"]
+_KEY_COLS = TABLES["api_keys"]
+# Where each logical table keeps its export position, and its primary key.
+_POS = {
+    "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
+    "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id",
+}
+_dumps = partial(json.dumps, ensure_ascii=False, default=str)
+
+
+def _sorted_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # jsonb orders keys by length; SQLite's JSON text keeps them sorted. Sort on
+    # read so both backends hand back identical dicts (and identical exports).
+    return dict(sorted(pairs))
+
+
+def _loads(data: str | bytes) -> Any:
+    return json.loads(data, object_pairs_hook=_sorted_object)
+
+
+def split_url(url: str) -> tuple[str, dict[str, str]]:
+    """Separate memoryd's own query parameters from a libpq URL."""
+    parts = urlsplit(url)
+    keep: list[str] = []
+    extra: dict[str, str] = {}
+    for item in parts.query.split("&") if parts.query else []:
+        name = item.split("=", 1)[0]
+        if name in _EXTRA_PARAMS:
+            extra.update(parse_qsl(item))
+        else:
+            keep.append(item)
+    scheme = "postgresql" if parts.scheme == "postgres" else parts.scheme
+    return urlunsplit((scheme, parts.netloc, parts.path, "&".join(keep), parts.fragment)), extra
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def _db(field: str, value: Any) -> Any:
+    if field in _MEMORY_JSON:
+        return Jsonb(value, dumps=_dumps)
+    return value
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.astimezone(timezone.utc)
+
+
+def _row_to_memory(row: tuple[Any, ...]) -> Memory:
+    data = dict(zip(_COLUMNS, row))
+    state = {f: data.pop(f) for f in STATE_FIELDS}
+    for f in ("last_review", "last_accessed"):
+        state[f] = _utc(state[f])
+    for f in ("created_at", "updated_at", "valid_from", "valid_until"):
+        data[f] = _utc(data[f])
+    return Memory(**data, state=SchedulingState(**state))
+
+
+def _history_entry(row: tuple[Any, ...]) -> HistoryEntry:
+    return HistoryEntry(
+        seq=row[0], memory_id=row[1], operation=row[2], actor=row[3], agent_id=row[4],
+        at=_utc(row[5]), details=row[6],
+    )
+
+
+def _vector(value: Any) -> np.ndarray:
+    if hasattr(value, "to_numpy"):  # pgvector.Vector, as psycopg loads some vector results
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+class PostgresStore(Store):
+    """A memoryd store in a PostgreSQL database with the pgvector extension.
+
+    >>> store = PostgresStore("postgresql://memoryd@db.internal/memoryd")
+    """
+
+    backend = "postgresql"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        settings: Settings | None = None,
+        create: bool = True,
+        pool_min: int | None = None,
+        pool_max: int | None = None,
+    ) -> None:
+        settings = settings or Settings()
+        self.url = url
+        self._conninfo, extra = split_url(url)
+        self.schema = extra.get("schema", schema_mod.DEFAULT_SCHEMA)
+        self._ef_search = settings.hnsw_ef_search
+        self._write_key = schema_mod.lock_key(self.schema, "write")
+        self._closed = False
+        self._local = threading.local()
+        self._ext_schema = self._migrate(create)
+        self._pool = ConnectionPool(
+            self._conninfo,
+            min_size=pool_min or int(extra.get("pool_min", 1)),
+            max_size=pool_max or int(extra.get("pool_max", 10)),
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            name=f"memoryd-{self.schema}",
+            open=True,
+        )
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT pg_get_serial_sequence(%s, 'seq'), pg_get_serial_sequence(%s, 'id')",
+                (f'"{self.schema}".history', f'"{self.schema}".reports'),
+            ).fetchone()
+            assert row is not None
+            self._history_seq, self._reports_seq = row
+
+    # --- connections -----------------------------------------------------
+    def _migrate(self, create: bool) -> str:
+        try:
+            conn = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=30)
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot connect to PostgreSQL at {self._masked}: {exc}") from exc
+        try:
+            if not create and schema_mod.applied_version(conn, self.schema) == 0:
+                raise NotAMemorydStore(f"no memoryd store in schema {self.schema!r} at {self._masked}")
+            self.schema_version = schema_mod.migrate(conn, self.schema)
+            ext = schema_mod.vector_schema(conn)
+            assert ext is not None
+            return ext
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot prepare the memoryd schema at {self._masked}: {exc}") from exc
+        finally:
+            conn.close()
+
+    @property
+    def _masked(self) -> str:
+        return _mask_url_password(self.url)
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute(
+            sql.SQL(
+                "SET search_path TO {}, {}; SET TIME ZONE 'UTC'; "
+                "SET hnsw.ef_search = {}; SET hnsw.iterative_scan = relaxed_order"
+            ).format(
+                sql.Identifier(self.schema),
+                sql.Identifier(self._ext_schema),
+                sql.Literal(self._ef_search),
+            )
+        )
+        register_vector(conn)
+        set_json_loads(_loads, conn)
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection: this thread's open transaction if any, else one from the pool."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"PostgreSQL at {self._masked} failed: {exc}") from exc
+
+    @contextmanager
+    def _write(self, *, lock: bool = True) -> Iterator[psycopg.Cursor[Any]]:
+        """One write transaction; ``lock`` serialises it with other history writers.
+
+        Inside :meth:`transaction` it joins the open transaction as a savepoint, so a
+        failed inner write is undone whole and the outer transaction stays usable.
+        """
+        outer = getattr(self._local, "conn", None)
+        if outer is not None:
+            with outer.transaction(), outer.cursor() as cur:
+                if lock and not self._local.locked:
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._write_key,))
+                    self._local.locked = True
+                yield cur
+            return
+        with self._conn() as conn:
+            self._local.conn, self._local.locked = conn, lock
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    if lock:
+                        cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._write_key,))
+                    yield cur
+            finally:
+                self._local.conn, self._local.locked = None, False
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several write calls into one transaction (all or nothing)."""
+        with self._write():
+            yield
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.close()
+
+    def health(self) -> dict[str, Any]:
+        try:
+            with self._conn() as conn:
+                (count,) = conn.execute("SELECT count(*) FROM memories").fetchone()  # type: ignore[misc]
+        except (psycopg.Error, StoreError) as exc:
+            raise StoreError(f"store at {self._masked} is unusable: {exc}") from exc
+        return {"backend": self.backend, "url": self._masked, "schema": self.schema,
+                "memories": count, "ok": True}
+
+    # --- meta ------------------------------------------------------------
+    def _meta(self, key: str, cur: psycopg.Cursor[Any] | None = None) -> str | None:
+        if cur is not None:
+            row = cur.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+            return row[0] if row else None
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return row[0] if row else None
+
+    @property
+    def embedding_model(self) -> str | None:
+        return self._meta("embedding_model")
+
+    @property
+    def embedding_dims(self) -> int | None:
+        value = self._meta("embedding_dims")
+        return int(value) if value else None
+
+    def set_embedding_model(self, model_id: str, dims: int) -> None:
+        with self._write() as cur:
+            self._set_model(cur, model_id, dims)
+
+    def _set_model(self, cur: psycopg.Cursor[Any], model_id: str, dims: int) -> None:
+        if schema_mod.column_dims(cur.connection, self.schema) != dims:
+            schema_mod.set_vector_dims(cur, self.schema, dims)
+        else:
+            cur.execute(
+                "UPDATE memories m SET embedding = p.embedding, embedding_model = p.model "
+                "FROM pending_vectors p WHERE p.memory_id = m.id AND vector_dims(p.embedding) = %s",
+                (dims,),
+            )
+            cur.execute("DELETE FROM pending_vectors")
+            schema_mod.create_vector_index(cur, self.schema)
+        cur.executemany(
+            "INSERT INTO meta (key, value) VALUES (%s, %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [("embedding_model", model_id), ("embedding_dims", str(dims))],
+        )
+
+    # --- history ---------------------------------------------------------
+    def _next_seqs(self, cur: psycopg.Cursor[Any], n: int) -> list[int]:
+        # Called under the write lock, so these are the next n numbers in commit order.
+        rows = cur.execute(
+            "SELECT nextval(%s) FROM generate_series(1, %s)", (self._history_seq, n)
+        ).fetchall()
+        return sorted(int(r[0]) for r in rows)
+
+    def _record_many(
+        self,
+        cur: psycopg.Cursor[Any],
+        entries: list[tuple[str, str, Actor, dict[str, Any] | None]],
+    ) -> list[int]:
+        if not entries:
+            return []
+        seqs = self._next_seqs(cur, len(entries))
+        at = datetime.now(timezone.utc)
+        cur.executemany(
+            "INSERT INTO history (seq, memory_id, operation, actor, agent_id, at, details) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            [
+                (seq, memory_id, op, actor.name, actor.agent_id, at, Jsonb(details or {}, dumps=_dumps))
+                for seq, (memory_id, op, actor, details) in zip(seqs, entries)
+            ],
+        )
+        return seqs
+
+    def _record(
+        self, cur: psycopg.Cursor[Any], memory_id: str, operation: str, actor: Actor,
+        details: dict[str, Any] | None = None,
+    ) -> int:
+        return self._record_many(cur, [(memory_id, operation, actor, details)])[0]
+
+    # --- writes ----------------------------------------------------------
+    def insert(
+        self,
+        memories: list[Memory],
+        vectors: np.ndarray | None,
+        actor: Actor,
+        *,
+        operation: str = "create",
+    ) -> list[Memory]:
+        if vectors is not None and len(vectors) != len(memories):
+            raise StoreError("insert needs exactly one vector per memory")
+        if not memories:
+            return []
+        ids = [m.id for m in memories]
+        if len(set(ids)) != len(ids):
+            raise StoreError("insert got the same memory id twice")
+        cols = _COLUMNS + ("embedding",)
+        statement = (
+            f"INSERT INTO memories ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})"
+        )
+        try:
+            with self._write() as cur:
+                if vectors is not None and self._meta("embedding_model", cur) is None:
+                    raise StoreError("set_embedding_model before storing vectors")
+                row = cur.execute("SELECT id FROM memories WHERE id = ANY(%s) LIMIT 1", (ids,)).fetchone()
+                if row is not None:
+                    raise StoreError(f"memory {row[0]} already exists")
+                seqs = self._record_many(
+                    cur, [(m.id, operation, actor, {"content": m.content}) for m in memories]
+                )
+                out = [m.model_copy(update={"seq": s}) for m, s in zip(memories, seqs)]
+                cur.executemany(
+                    statement,
+                    [
+                        [_db(f, getattr(m, f)) for f in MEMORY_FIELDS]
+                        + [getattr(m.state, f) for f in STATE_FIELDS]
+                        + [m.seq, None if vectors is None else _vector(vectors[i])]
+                        for i, m in enumerate(out)
+                    ],
+                )
+        except psycopg.Error as exc:
+            raise StoreError(f"could not insert memories: {exc}") from exc
+        return out
+
+    def _locked(self, cur: psycopg.Cursor[Any], memory_id: str) -> Memory:
+        row = cur.execute(_SELECT + " WHERE m.id = %s FOR UPDATE", (memory_id,)).fetchone()
+        if row is None:
+            raise MemoryNotFound(memory_id)
+        return _row_to_memory(row)
+
+    def update(
+        self,
+        memory_id: str,
+        changes: dict[str, Any],
+        actor: Actor,
+        *,
+        vector: np.ndarray | None = None,
+        operation: str = "update",
+        details: dict[str, Any] | None = None,
+    ) -> Memory:
+        unknown = set(changes) - _UPDATABLE - set(STATE_FIELDS)
+        if unknown:
+            raise StoreError(f"cannot update fields: {', '.join(sorted(unknown))}")
+        try:
+            with self._write() as cur:
+                before = self._locked(cur, memory_id)
+                record = dict(details or {})
+                record.setdefault(
+                    "changed",
+                    {f: _jsonable(getattr(before, f, None)) for f in changes if f in _UPDATABLE},
+                )
+                seq = self._record(cur, memory_id, operation, actor, record)
+                sets = {f: _db(f, v) for f, v in changes.items()}
+                sets["seq"] = seq
+                if vector is not None:
+                    sets["embedding"] = _vector(vector)
+                assignments = sql.SQL(", ").join(
+                    sql.SQL("{} = %s").format(sql.Identifier(c)) for c in sets
+                )
+                row = cur.execute(
+                    sql.SQL("UPDATE memories m SET {} WHERE m.id = %s RETURNING ").format(assignments)
+                    + sql.SQL(", ".join(f"m.{c}" for c in _COLUMNS)),
+                    [*sets.values(), memory_id],
+                ).fetchone()
+        except psycopg.Error as exc:
+            raise StoreError(f"could not update memory {memory_id}: {exc}") from exc
+        assert row is not None
+        return _row_to_memory(row)
+
+    def update_states(
+        self,
+        states: dict[str, SchedulingState],
+        *,
+        record: str | None = None,
+        actor: Actor | None = None,
+    ) -> None:
+        if not states:
+            return
+        assignments = ", ".join(f"{f} = %s" for f in STATE_FIELDS)
+        with self._write() as cur:
+            ids = list(states)
+            if record:
+                seqs = self._record_many(cur, [(i, record, actor or Actor(), None) for i in ids])
+                cur.executemany(
+                    f"UPDATE memories SET {assignments}, seq = %s WHERE id = %s",
+                    [[getattr(states[i], f) for f in STATE_FIELDS] + [s, i] for i, s in zip(ids, seqs)],
+                )
+            else:
+                cur.executemany(
+                    f"UPDATE memories SET {assignments} WHERE id = %s",
+                    [[getattr(states[i], f) for f in STATE_FIELDS] + [i] for i in ids],
+                )
+
+    def delete(self, memory_id: str, actor: Actor, *, purge: bool = False) -> None:
+        with self._write() as cur:
+            before = self._locked(cur, memory_id)
+            if purge:
+                digest = hashlib.sha256(before.content.encode("utf-8")).hexdigest()
+                cur.execute(
+                    "UPDATE history SET details = %s WHERE memory_id = %s",
+                    (Jsonb({"purged": True}), memory_id),
+                )
+                self._record(cur, memory_id, "purge", actor, {"content_sha256": digest})
+            else:
+                self._record(
+                    cur, memory_id, "delete", actor,
+                    {"content": before.content, "node_type": before.node_type},
+                )
+            # Edges and pending vectors go with it (ON DELETE CASCADE); the keyword
+            # entry and the vector are columns of the row itself.
+            cur.execute("DELETE FROM memories WHERE id = %s", (memory_id,))
+            cur.execute("DELETE FROM session_access WHERE memory_id = %s", (memory_id,))
+
+    def replace_vectors(self, vectors: dict[str, np.ndarray], model_id: str) -> None:
+        if not vectors:
+            return
+        try:
+            with self._write() as cur:
+                dims = schema_mod.column_dims(cur.connection, self.schema)
+                ids = list(vectors)
+                found = {
+                    r[0] for r in cur.execute("SELECT id FROM memories WHERE id = ANY(%s)", (ids,))
+                }
+                for memory_id in ids:
+                    if memory_id not in found:
+                        raise MemoryNotFound(memory_id)
+                seqs = self._record_many(
+                    cur, [(i, "reembed", Actor("reembed"), {"model": model_id}) for i in ids]
+                )
+                fits = [(i, s) for i, s in zip(ids, seqs) if dims in (None, len(vectors[i]))]
+                later = [(i, s) for i, s in zip(ids, seqs) if dims not in (None, len(vectors[i]))]
+                cur.executemany(
+                    "UPDATE memories SET embedding = %s, embedding_model = %s, seq = %s WHERE id = %s",
+                    [(_vector(vectors[i]), model_id, s, i) for i, s in fits],
+                )
+                cur.executemany(
+                    "DELETE FROM pending_vectors WHERE memory_id = %s", [(i,) for i, _ in fits]
+                )
+                # Another dimension than the column: kept aside until set_embedding_model.
+                cur.executemany(
+                    "INSERT INTO pending_vectors (memory_id, model, embedding) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (memory_id) DO UPDATE SET model = excluded.model, "
+                    "embedding = excluded.embedding",
+                    [(i, model_id, _vector(vectors[i])) for i, _ in later],
+                )
+                cur.executemany(
+                    "UPDATE memories SET embedding_model = %s, seq = %s WHERE id = %s",
+                    [(model_id, s, i) for i, s in later],
+                )
+        except psycopg.Error as exc:
+            raise StoreError(f"could not replace vectors: {exc}") from exc
+
+    # --- reads -----------------------------------------------------------
+    def get(self, memory_id: str) -> Memory | None:
+        with self._conn() as conn:
+            row = conn.execute(_SELECT + " WHERE m.id = %s", (memory_id,)).fetchone()
+        return _row_to_memory(row) if row else None
+
+    def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(_SELECT + " WHERE m.id = ANY(%s)", (ids,)).fetchall()
+        found = {r[0]: _row_to_memory(r) for r in rows}
+        return {i: found[i] for i in ids if i in found}
+
+    def _where(self, filters: SearchFilters, now: datetime) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        since, until = filters.time_bounds(now)
+        if since is not None:
+            clauses.append("m.created_at >= %s")
+            params.append(since)
+        if until is not None:
+            clauses.append("m.created_at <= %s")
+            params.append(until)
+        for column, values in (
+            ("node_type", filters.node_types),
+            ("category", filters.categories),
+            ("tier", filters.tiers),
+        ):
+            if values:
+                clauses.append(f"m.{column} = ANY(%s::text[])")
+                params.append(list(values))
+        for column, value in (
+            ("scope", filters.scope),
+            ("agent_id", filters.agent_id),
+            ("session_id", filters.session_id),
+        ):
+            if value is not None:
+                clauses.append(f"m.{column} = %s")
+                params.append(value)
+        if filters.tags:
+            operator = "@>" if filters.tags_mode == "all" else "&&"
+            clauses.append(f"m.tags {operator} %s::text[]")
+            params.append(list(filters.tags))
+        if not filters.include_superseded:
+            clauses.append("m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > %s)")
+            params.append(now)
+        return (" AND ".join(clauses) or "TRUE"), params
+
+    def list(
+        self,
+        filters: SearchFilters,
+        *,
+        now: datetime,
+        limit: int = 50,
+        offset: int = 0,
+        order: ListOrder = "created_desc",
+    ) -> list[Memory]:
+        where, params = self._where(filters, now)
+        with self._conn() as conn:
+            rows = conn.execute(
+                _SELECT + f" WHERE {where} ORDER BY {_ORDERS[order]} LIMIT %s OFFSET %s",
+                [*params, limit, offset],
+            ).fetchall()
+        return [_row_to_memory(r) for r in rows]
+
+    def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *, now: datetime) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+        where, params = self._where(filters, now)
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT m.id FROM memories m WHERE m.id = ANY(%s) AND {where}", [ids, *params]
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
+        with self._conn() as conn:
+            if filters is None:
+                row = conn.execute("SELECT count(*) FROM memories").fetchone()
+            else:
+                where, params = self._where(filters, now or datetime.now(timezone.utc))
+                row = conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    @staticmethod
+    def tsquery_text(text: str) -> str | None:
+        """A ``to_tsquery`` expression for free text: its words, quoted, joined by OR.
+
+        Words are ``\\w+`` tokens (as for SQLite's FTS5), so no operator or quote of
+        the user's text ever reaches the query parser.
+        """
+        terms = query_terms(text) or query_terms(text, keep_stopwords=True)
+        if not terms:
+            return None
+        return " | ".join(f"'{t}'" for t in terms)
+
+    def keyword_search(
+        self, text: str, filters: SearchFilters, *, now: datetime, limit: int
+    ) -> list[KeywordHit]:
+        query = self.tsquery_text(text)
+        if query is None:
+            return []
+        where, params = self._where(filters, now)
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT m.id, ts_rank_cd(%s::float4[], m.search_vec, q, {RANK_NORMALIZATION}) AS score "
+                f"FROM memories m, to_tsquery('english', %s) q "
+                f"WHERE m.search_vec @@ q AND {where} ORDER BY score DESC, m.rowid LIMIT %s",
+                [RANK_WEIGHTS, query, *params, limit],
+            ).fetchall()
+        return [KeywordHit(memory_id=r[0], score=float(r[1])) for r in rows]
+
+    def vector_search(
+        self, vector: np.ndarray, filters: SearchFilters, *, now: datetime, limit: int
+    ) -> list[VectorHit]:
+        if limit < 1:
+            return []
+        where, params = self._where(filters, now)
+        query = _vector(vector)
+        statement = (
+            "WITH hits AS MATERIALIZED ("
+            "SELECT m.id, m.embedding <=> %s AS distance FROM memories m "
+            f"WHERE m.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s) "
+            "SELECT id, 1 - distance FROM hits ORDER BY distance"
+        )
+        try:
+            with self._conn() as conn, conn.transaction():
+                if limit > self._ef_search:
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(limit),))
+                rows = conn.execute(statement, [query, *params, limit]).fetchall()
+        except psycopg.errors.DataException as exc:
+            raise StoreError(f"vector search failed: {exc}") from exc
+        return [VectorHit(memory_id=r[0], similarity=float(r[1])) for r in rows]
+
+    def hybrid_search(
+        self,
+        text: str,
+        vector: np.ndarray,
+        filters: SearchFilters,
+        *,
+        now: datetime,
+        limit: int,
+        pool: int = 50,
+        k: int = 60,
+    ) -> list[dict[str, Any]]:
+        """Keyword and vector candidates fused by RRF in one SQL round trip.
+
+        Returns dicts with ``memory_id``, ``fused``, ``keyword_rank``, ``keyword_score``,
+        ``semantic_rank`` and ``semantic_similarity`` (ranks start at 1), best first.
+        """
+        where, params = self._where(filters, now)
+        query = self.tsquery_text(text)
+        vec = _vector(vector)
+        statement = (
+            "WITH kw AS (SELECT m.id, ts_rank_cd(%s::float4[], m.search_vec, q, "
+            f"{RANK_NORMALIZATION}) AS score FROM memories m, to_tsquery('english', %s) q "
+            f"WHERE %s::text IS NOT NULL AND m.search_vec @@ q AND {where} "
+            "ORDER BY score DESC, m.rowid LIMIT %s), "
+            "kwr AS (SELECT id, score, row_number() OVER (ORDER BY score DESC) AS rank FROM kw), "
+            "vec AS MATERIALIZED (SELECT m.id, m.embedding <=> %s AS distance FROM memories m "
+            f"WHERE m.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s), "
+            "vecr AS (SELECT id, 1 - distance AS sim, row_number() OVER (ORDER BY distance) AS rank "
+            "FROM vec) "
+            "SELECT coalesce(kwr.id, vecr.id), "
+            "coalesce(1.0 / (%s + kwr.rank), 0) + coalesce(1.0 / (%s + vecr.rank), 0) AS fused, "
+            "kwr.rank, kwr.score, vecr.rank, vecr.sim "
+            "FROM kwr FULL OUTER JOIN vecr ON kwr.id = vecr.id "
+            "ORDER BY fused DESC, coalesce(kwr.rank, vecr.rank) LIMIT %s"
+        )
+        args = [RANK_WEIGHTS, query or "", query, *params, pool, vec, *params, pool, k, k, limit]
+        with self._conn() as conn, conn.transaction():
+            if pool > self._ef_search:
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(pool),))
+            rows = conn.execute(statement, args).fetchall()
+        return [
+            {"memory_id": r[0], "fused": float(r[1]), "keyword_rank": r[2],
+             "keyword_score": None if r[3] is None else float(r[3]), "semantic_rank": r[4],
+             "semantic_similarity": None if r[5] is None else float(r[5])}
+            for r in rows
+        ]
+
+    def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT m.id, coalesce(p.embedding, m.embedding::vector) FROM memories m "
+                "LEFT JOIN pending_vectors p ON p.memory_id = m.id "
+                "WHERE m.id = ANY(%s) AND (m.embedding IS NOT NULL OR p.embedding IS NOT NULL)",
+                (ids,),
+            ).fetchall()
+        return {r[0]: _vector(r[1]) for r in rows}
+
+    def iter_memories(self, batch_size: int = 500) -> Iterator[Memory]:
+        last = 0
+        while True:
+            with self._conn() as conn:
+                rows = conn.execute(
+                    _SELECT.replace("SELECT ", "SELECT m.rowid, ", 1)
+                    + " WHERE m.rowid > %s ORDER BY m.rowid LIMIT %s",
+                    (last, batch_size),
+                ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_memory(row[1:])
+            last = rows[-1][0]
+
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_HISTORY_COLS} FROM history WHERE memory_id = %s ORDER BY seq",
+                (memory_id,),
+            ).fetchall()
+        return [_history_entry(r) for r in rows]
+
+    def changes_since(self, seq: int, limit: int = 1000) -> list[HistoryEntry]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_HISTORY_COLS} FROM history WHERE seq > %s ORDER BY seq LIMIT %s",
+                (seq, limit),
+            ).fetchall()
+        return [_history_entry(r) for r in rows]
+
+    def stats(self) -> StoreStats:
+        with self._conn() as conn:
+            by_type = dict(conn.execute("SELECT node_type, count(*) FROM memories GROUP BY node_type").fetchall())
+            by_tier = dict(conn.execute("SELECT tier, count(*) FROM memories GROUP BY tier").fetchall())
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM memories WHERE embedding IS NOT NULL) "
+                "+ (SELECT count(*) FROM pending_vectors p JOIN memories m ON m.id = p.memory_id "
+                "   WHERE m.embedding IS NULL), "
+                "(SELECT coalesce(max(seq), 0) FROM history), "
+                "(SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r')",
+                (self.schema,),
+            ).fetchone()
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        assert row is not None
+        return StoreStats(
+            url=self._masked,
+            backend=self.backend,
+            memories=sum(by_type.values()),
+            by_node_type=by_type,
+            by_tier=by_tier,
+            vectors=int(row[0]),
+            embedding_model=meta.get("embedding_model"),
+            embedding_dims=int(meta["embedding_dims"]) if meta.get("embedding_dims") else None,
+            last_seq=int(row[1]),
+            schema_version=self.schema_version,
+            size_bytes=int(row[2]),
+        )
+
+    # --- graph -----------------------------------------------------------
+    def upsert_edges(self, edges: list[Edge]) -> None:
+        if not edges:
+            return
+        cols = ", ".join(_EDGE_COLS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _EDGE_COLS[3:])
+        unique = {(e.source_id, e.target_id, e.edge_type): e for e in edges}
+        try:
+            with self._write() as cur:
+                cur.executemany(
+                    f"INSERT INTO edges ({cols}) VALUES ({', '.join(['%s'] * len(_EDGE_COLS))}) "
+                    f"ON CONFLICT (source_id, target_id, edge_type) DO UPDATE SET {updates}",
+                    [
+                        (e.source_id, e.target_id, e.edge_type, e.weight, e.created_at, e.valid_from,
+                         e.valid_until, Jsonb(e.metadata, dumps=_dumps))
+                        for _, e in sorted(unique.items())
+                    ],
+                )
+        except psycopg.errors.ForeignKeyViolation as exc:
+            raise StoreError(f"an edge names a memory that does not exist: {exc}") from exc
+
+    def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return []
+        statement = (
+            f"SELECT {', '.join(_EDGE_COLS)} FROM edges "
+            "WHERE (source_id = ANY(%s) OR target_id = ANY(%s))"
+        )
+        params: list[Any] = [ids, ids]
+        if now is not None:
+            statement += (" AND (valid_until IS NULL OR valid_until > %s)"
+                          " AND (valid_from IS NULL OR valid_from <= %s)")
+            params += [now, now]
+        with self._conn() as conn:
+            rows = conn.execute(statement + " ORDER BY pos", params).fetchall()
+        return [
+            Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
+                 created_at=_utc(r[4]), valid_from=_utc(r[5]), valid_until=_utc(r[6]),
+                 metadata=r[7])
+            for r in rows
+        ]
+
+    def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
+        with self._write() as cur:
+            cur.execute(
+                "UPDATE edges SET valid_until = %s WHERE source_id = %s AND target_id = %s "
+                "AND edge_type = %s",
+                (at, source_id, target_id, edge_type),
+            )
+            return cur.rowcount > 0
+
+    # --- intentions ------------------------------------------------------
+    def save_intention(self, intention: Intention) -> None:
+        i = intention
+        cols = ", ".join(_INTENTION_COLS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _INTENTION_COLS[1:])
+        with self._write(lock=False) as cur:
+            cur.execute(
+                f"INSERT INTO intentions ({cols}) VALUES ({', '.join(['%s'] * len(_INTENTION_COLS))}) "
+                f"ON CONFLICT (id) DO UPDATE SET {updates}",
+                (i.id, i.description, Jsonb(i.trigger.model_dump(mode="json")), i.priority,
+                 i.status, i.deadline, i.due_at, i.snoozed_until, i.created_at, i.updated_at,
+                 i.agent_id, i.scope, Jsonb(i.metadata, dumps=_dumps)),
+            )
+
+    @staticmethod
+    def _intention(row: tuple[Any, ...]) -> Intention:
+        data = dict(zip(_INTENTION_COLS, row))
+        for f in ("deadline", "due_at", "snoozed_until", "created_at", "updated_at"):
+            data[f] = _utc(data[f])
+        return Intention.model_validate(data)
+
+    def get_intention(self, intention_id: str) -> Intention | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {', '.join(_INTENTION_COLS)} FROM intentions WHERE id = %s", (intention_id,)
+            ).fetchone()
+        return self._intention(row) if row else None
+
+    def list_intentions(self, statuses: list[str] | None = None) -> list[Intention]:
+        statement = f"SELECT {', '.join(_INTENTION_COLS)} FROM intentions"
+        params: list[Any] = []
+        if statuses:
+            statement += " WHERE status = ANY(%s::text[])"
+            params = [list(statuses)]
+        statement += " ORDER BY COALESCE(due_at, deadline, created_at), created_at, pos"
+        with self._conn() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return [self._intention(r) for r in rows]
+
+    # --- API keys --------------------------------------------------------
+    def save_key(self, key: ApiKey) -> None:
+        cols = ", ".join(_KEY_COLS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _KEY_COLS[1:])
+        with self._write(lock=False) as cur:
+            cur.execute(
+                f"INSERT INTO api_keys ({cols}) VALUES ({', '.join(['%s'] * len(_KEY_COLS))}) "
+                f"ON CONFLICT (id) DO UPDATE SET {updates}",
+                (key.id, key.label, key.prefix, key.key_hash, Jsonb(list(key.scopes)),
+                 key.memory_scope, key.agent_id, key.created_at, key.last_used, key.revoked_at),
+            )
+
+    @staticmethod
+    def _key(row: tuple[Any, ...]) -> ApiKey:
+        data = dict(zip(_KEY_COLS, row))
+        for f in ("created_at", "last_used", "revoked_at"):
+            data[f] = _utc(data[f])
+        return ApiKey.model_validate(data)
+
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {', '.join(_KEY_COLS)} FROM api_keys WHERE key_hash = %s", (key_hash,)
+            ).fetchone()
+        return self._key(row) if row else None
+
+    def list_keys(self) -> list[ApiKey]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {', '.join(_KEY_COLS)} FROM api_keys ORDER BY created_at, pos"
+            ).fetchall()
+        return [self._key(r) for r in rows]
+
+    def touch_key(self, key_id: str, at: datetime) -> None:
+        with self._write(lock=False) as cur:
+            cur.execute("UPDATE api_keys SET last_used = %s WHERE id = %s", (at, key_id))
+
+    # --- sessions, watermarks, reports ----------------------------------
+    def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+        with self._write(lock=False) as cur:
+            rows = cur.execute(
+                "INSERT INTO session_access (session_id, memory_id, at) "
+                "SELECT %s, x, %s FROM unnest(%s::text[]) AS x "
+                "ON CONFLICT DO NOTHING RETURNING memory_id",
+                (session_id, at, ids),
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def get_watermark(self, key: str) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM watermarks WHERE key = %s", (key,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def set_watermark(self, key: str, value: int) -> None:
+        with self._write(lock=False) as cur:
+            cur.execute(
+                "INSERT INTO watermarks (key, value, updated_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+                "updated_at = excluded.updated_at",
+                (key, value, datetime.now(timezone.utc)),
+            )
+
+    def save_report(self, kind: str, body: dict[str, Any], at: datetime) -> int:
+        with self._write(lock=False) as cur:
+            row = cur.execute(
+                "INSERT INTO reports (kind, at, body) VALUES (%s, %s, %s) RETURNING id",
+                (kind, at, Jsonb(body, dumps=_dumps)),
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT id, at, body FROM reports WHERE kind = %s ORDER BY id DESC LIMIT %s",
+                (kind, limit),
+            ).fetchall()
+        return [{"id": r[0], "at": _utc(r[1]), **r[2]} for r in rows]
+
+    # --- maintenance locks -------------------------------------------------
+    @contextmanager
+    def maintenance_lock(self, name: str) -> Iterator[bool]:
+        """Hold a named lock across servers for a maintenance job (e.g. consolidation).
+
+        Yields False at once, without waiting, when another process holds it:
+
+        >>> with store.maintenance_lock("consolidate") as mine:
+        ...     if mine: run_consolidation()
+        """
+        key = schema_mod.lock_key(self.schema, f"maintenance:{name}")
+        with self._conn() as conn:
+            (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()  # type: ignore[misc]
+            try:
+                yield bool(got)
+            finally:
+                if got:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+    # --- logical rows: migration and backup --------------------------------
+    def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+        """Rows of a logical table (see :mod:`memoryd.store.rows`) after position ``after``."""
+        with self._conn() as conn:
+            return self._export(conn, table, after, limit)
+
+    def _export(
+        self, conn: psycopg.Connection[Any], table: str, after: int, limit: int
+    ) -> list[dict[str, Any]]:
+        fields = check_table(table)
+        pos = _POS[table]
+        if table == "memories":
+            select = ", ".join(f"m.{c}" for c in fields[:-1]) + ", m.embedding"
+            statement = f"SELECT m.{pos}, {select} FROM memories m"
+        else:
+            statement = f"SELECT {pos}, {', '.join(fields)} FROM {table} m"
+        rows = conn.execute(
+            statement + f" WHERE m.{pos} > %s ORDER BY m.{pos} LIMIT %s", (after, limit)
+        ).fetchall()
+        out = []
+        for row in rows:
+            data = {"_pos": int(row[0])}
+            for field, value in zip(fields, row[1:]):
+                if isinstance(value, datetime):
+                    value = _utc(value)
+                elif field == "vector" and value is not None:
+                    value = _vector(value)
+                data[field] = value
+            out.append(data)
+        return out
+
+    def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
+        """Insert rows exactly as given, skipping those whose key exists; one transaction.
+
+        No history is recorded: history rows are themselves a table to import.
+        Returns how many rows were inserted.
+        """
+        check_table(table)
+        if not rows:
+            return 0
+        try:
+            with self._write() as cur:
+                return self._import(cur, table, rows)
+        except psycopg.Error as exc:
+            raise StoreError(f"could not import {table} rows: {exc}") from exc
+
+    def _import(self, cur: psycopg.Cursor[Any], table: str, rows: list[dict[str, Any]]) -> int:
+        fields = TABLES[table]
+        json_fields = JSON_FIELDS[table]
+        columns = ["embedding" if f == "vector" else f for f in fields]
+        if table == "memories" and any(r.get("vector") is not None for r in rows):
+            if self._meta("embedding_model", cur) is None:
+                raise StoreError("set_embedding_model before importing vectors")
+
+        def value(field: str, v: Any) -> Any:
+            if v is None:
+                return None
+            if field in json_fields and field not in ("tags", "domains"):
+                return Jsonb(v, dumps=_dumps)
+            if field == "vector":
+                return _vector(v)
+            return v
+
+        statement = (
+            f"INSERT INTO {table} ({', '.join(columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT DO NOTHING"
+        )
+        inserted = 0
+        cur.executemany(
+            statement, [[value(f, r.get(f)) for f in fields] for r in rows], returning=False
+        )
+        inserted = cur.rowcount if cur.rowcount >= 0 else len(rows)
+        if table == "history":
+            cur.execute(
+                "SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
+                (self._history_seq,),
+            )
+        elif table == "reports":
+            cur.execute(
+                "SELECT setval(%s, (SELECT coalesce(max(id), 0) FROM reports) + 1, false)",
+                (self._reports_seq,),
+            )
+        return inserted
+
+    def backup(self, path: Path) -> None:
+        """Write every row, from one snapshot, as gzip-compressed JSON lines to ``path``."""
+        path = Path(path)
+        if path.exists():
+            raise StoreError(f"backup target {path} already exists")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial_path = path.with_name(path.name + ".partial")
+        try:
+            with self._conn() as conn, conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+                with gzip.open(partial_path, "wt", encoding="utf-8") as out:
+                    header = {
+                        "format": DUMP_FORMAT, "version": DUMP_VERSION,
+                        "schema_version": self.schema_version,
+                        "embedding_model": meta.get("embedding_model"),
+                        "embedding_dims": meta.get("embedding_dims"),
+                        "created_at": datetime.now(timezone.utc).isoformat(),
+                    }
+                    out.write(json.dumps(header) + "\n")
+                    for table in TABLES:
+                        self._dump_table(conn, table, out)
+            partial_path.replace(path)
+        finally:
+            partial_path.unlink(missing_ok=True)
+
+    def _dump_table(self, conn: psycopg.Connection[Any], table: str, out: IO[str]) -> None:
+        after = 0
+        while True:
+            rows = self._export(conn, table, after, 2000)
+            if not rows:
+                return
+            for row in rows:
+                out.write(_dumps({"table": table, "row": to_json(table, row)}) + "\n")
+            after = rows[-1]["_pos"]
+
+    def restore(self, path: Path) -> None:
+        """Replace every row with those of a backup written by :meth:`backup`."""
+        path = Path(path)
+        try:
+            handle = gzip.open(path, "rt", encoding="utf-8")
+            first = handle.readline()
+        except (OSError, EOFError) as exc:
+            raise StoreError(
+                f"{path} is not a memoryd PostgreSQL backup (a gzip JSON-lines file written by "
+                "`memoryd backup`); to load an SQLite store use `memoryd migrate`"
+            ) from exc
+        with handle:
+            try:
+                header = json.loads(first)
+            except ValueError:
+                header = None
+            if not isinstance(header, dict) or header.get("format") != DUMP_FORMAT:
+                raise StoreError(f"{path} is not a memoryd PostgreSQL backup")
+            if int(header.get("version", 0)) > DUMP_VERSION:
+                raise StoreError(f"{path} was written by a newer memoryd; upgrade memoryd")
+            try:
+                with self._write() as cur:
+                    cur.execute(
+                        "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
+                        "session_access, watermarks, reports"
+                    )
+                    cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
+                    if header.get("embedding_model") and header.get("embedding_dims"):
+                        self._set_model(cur, header["embedding_model"], int(header["embedding_dims"]))
+                    batch: list[dict[str, Any]] = []
+                    current = None
+                    for line in handle:
+                        item = json.loads(line)
+                        if item["table"] != current or len(batch) >= 1000:
+                            if batch:
+                                self._import(cur, current, batch)  # type: ignore[arg-type]
+                            batch, current = [], item["table"]
+                        batch.append(from_json(current, item["row"]))
+                    if batch:
+                        self._import(cur, current, batch)  # type: ignore[arg-type]
+                    cur.execute("SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
+                                (self._history_seq,))
+            except psycopg.Error as exc:
+                raise StoreError(f"could not restore {path}: {exc}") from exc
+
+    # --- bulk loading (benchmarks, large migrations) ----------------------
+    def drop_vector_index(self) -> None:
+        """Drop the HNSW index (before a large bulk load); rebuild with build_vector_index."""
+        with self._write() as cur:
+            cur.execute(sql.SQL("DROP INDEX IF EXISTS {}.memories_embedding_hnsw").format(
+                sql.Identifier(self.schema)))
+
+    def build_vector_index(self, *, maintenance_work_mem: str = "1GB", workers: int = 2) -> None:
+        """(Re)build the HNSW index, with more memory and parallel workers than a plain insert."""
+        with self._write() as cur:
+            cur.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+            cur.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
+            schema_mod.create_vector_index(cur, self.schema)
+

@@ -1,0 +1,151 @@
+"""The logical row format every backend exports and imports (migration and backup).
+
+A store's tables, seen independently of how a backend lays them out: each row is
+a dict of plain Python values (``datetime`` in UTC, ``dict``/``list`` for JSON,
+a float32 ``numpy`` array for a memory's vector) plus ``_pos``, a backend-private
+integer that grows in export order and lets a copy resume where it stopped.
+
+Rows keep everything that identifies them: memory ids, ``created_at``, change
+sequence numbers, report ids. Importing a row whose key already exists does
+nothing, so copying twice copies nothing twice.
+
+:func:`table_checksum` hashes rows canonically (timestamps to whole microseconds,
+vectors by their float32 bytes, JSON with sorted keys), order-independently, so
+the same data gives the same checksum on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable
+
+import numpy as np
+
+MEMORY_FIELDS: tuple[str, ...] = (
+    "id", "content", "summary", "node_type", "category", "subcategory", "tags", "source",
+    "agent_id", "session_id", "scope", "domains", "domain_scores", "importance", "severity",
+    "created_at", "updated_at", "valid_from", "valid_until", "superseded_by", "tier",
+    "embedding_model", "metadata",
+)
+STATE_FIELDS: tuple[str, ...] = (
+    "stability", "difficulty", "reps", "lapses", "last_review", "storage_strength",
+    "retrieval_strength", "access_count", "last_accessed",
+)
+
+# Tables in copy order: memories before the edges that reference them.
+TABLES: dict[str, tuple[str, ...]] = {
+    "memories": MEMORY_FIELDS + STATE_FIELDS + ("seq", "vector"),
+    "history": ("seq", "memory_id", "operation", "actor", "agent_id", "at", "details"),
+    "edges": ("source_id", "target_id", "edge_type", "weight", "created_at", "valid_from",
+              "valid_until", "metadata"),
+    "intentions": ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
+                   "snoozed_until", "created_at", "updated_at", "agent_id", "scope", "metadata"),
+    "api_keys": ("id", "label", "prefix", "key_hash", "scopes", "memory_scope", "agent_id",
+                 "created_at", "last_used", "revoked_at"),
+    "session_access": ("session_id", "memory_id", "at"),
+    "watermarks": ("key", "value", "updated_at"),
+    "reports": ("id", "kind", "at", "body"),
+}
+TIME_FIELDS = frozenset({
+    "created_at", "updated_at", "valid_from", "valid_until", "last_review", "last_accessed",
+    "at", "deadline", "due_at", "snoozed_until", "last_used", "revoked_at",
+})
+JSON_FIELDS: dict[str, frozenset[str]] = {
+    "memories": frozenset({"tags", "domains", "domain_scores", "metadata"}),
+    "history": frozenset({"details"}),
+    "edges": frozenset({"metadata"}),
+    "intentions": frozenset({"trigger", "metadata"}),
+    "api_keys": frozenset({"scopes"}),
+    "session_access": frozenset(),
+    "watermarks": frozenset(),
+    "reports": frozenset({"body"}),
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICRO = timedelta(microseconds=1)
+
+
+def check_table(table: str) -> tuple[str, ...]:
+    """The fields of a logical table; ValueError for an unknown name."""
+    try:
+        return TABLES[table]
+    except KeyError:
+        raise ValueError(f"unknown table {table!r}; known: {', '.join(TABLES)}") from None
+
+
+def micros(value: datetime) -> int:
+    """Whole microseconds since the epoch (naive datetimes are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return (value - _EPOCH) // _MICRO
+
+
+def from_micros(value: int) -> datetime:
+    """The inverse of :func:`micros`."""
+    return _EPOCH + value * _MICRO
+
+
+def _canonical(field: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return micros(value)
+    if isinstance(value, np.ndarray):
+        return hashlib.sha256(np.asarray(value, dtype=np.float32).tobytes()).hexdigest()
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return value
+
+
+def row_digest(table: str, row: dict[str, Any]) -> int:
+    """A 64-bit hash of one row's canonical form (``_pos`` is not part of it)."""
+    canon = [_canonical(f, row.get(f)) for f in check_table(table)]
+    blob = json.dumps(canon, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big")
+
+
+class Checksum:
+    """An order-independent checksum of a multiset of rows: count and summed digests."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+        self.count = 0
+        self._sum = 0
+
+    def add(self, rows: Iterable[dict[str, Any]]) -> None:
+        for row in rows:
+            self.count += 1
+            self._sum = (self._sum + row_digest(self.table, row)) % (1 << 64)
+
+    @property
+    def hexdigest(self) -> str:
+        return f"{self._sum:016x}"
+
+
+def to_json(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A row as JSON-able values: timestamps as microseconds, vectors as lists."""
+    out: dict[str, Any] = {}
+    for field in check_table(table):
+        value = row.get(field)
+        if isinstance(value, datetime):
+            value = micros(value)
+        elif isinstance(value, np.ndarray):
+            value = np.asarray(value, dtype=np.float32).tolist()
+        out[field] = value
+    return out
+
+
+def from_json(table: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`to_json`."""
+    row: dict[str, Any] = {}
+    for field in check_table(table):
+        value = data.get(field)
+        if value is not None and field in TIME_FIELDS:
+            value = from_micros(int(value))
+        elif value is not None and field == "vector":
+            value = np.asarray(value, dtype=np.float32)
+        row[field] = value
+    return row
