@@ -26,7 +26,17 @@ from memoryd.errors import (
     ModelMismatch,
     SecretDetected,
 )
-from memoryd.cognition import consolidation, feedback, graph, intentions, scheduling, secrets
+from memoryd.cognition import (
+    consolidation,
+    feedback,
+    gating,
+    graph,
+    ingest,
+    intentions,
+    scheduling,
+    secrets,
+)
+from memoryd.cognition.importance import ImportanceScore, importance_score
 from memoryd.cognition import codebase as codebase_memory
 from memoryd.models import (
     CodebaseContext,
@@ -34,6 +44,7 @@ from memoryd.models import (
     Edge,
     GcReport,
     HistoryEntry,
+    IngestResult,
     Intention,
     IntentionTrigger,
     Memory,
@@ -80,6 +91,12 @@ class Engine:
         self.embedder = embedder
         self.settings = settings
         self.clock = clock
+        self.gating_params = gating.GatingParams(
+            reinforce=settings.gate_reinforce,
+            update=settings.gate_update,
+            supersede=settings.gate_supersede,
+            merge=settings.gate_merge,
+        )
         self._check_model(allow_model_mismatch)
 
     # --- lifecycle -------------------------------------------------------
@@ -228,6 +245,42 @@ class Engine:
             if progress:
                 progress(len(chunk))
         return out
+
+    def ingest(
+        self,
+        content: str,
+        *,
+        force_create: bool = False,
+        allow_secrets: bool = False,
+        actor: Actor | None = None,
+        **fields: Any,
+    ) -> IngestResult:
+        """Smart ingest: create, update, reinforce, supersede or merge, by prediction error.
+
+        >>> mem.ingest("User moved to Berlin")   # supersedes "User lives in Paris"
+        """
+        return ingest.ingest(self, {"content": content, **fields}, force_create=force_create,
+                             allow_secrets=allow_secrets, actor=actor)
+
+    def ingest_many(
+        self,
+        items: list[NewMemory | Mapping[str, Any]],
+        *,
+        force_create: bool = False,
+        allow_secrets: bool = False,
+        actor: Actor | None = None,
+    ) -> list[IngestResult]:
+        """Smart ingest of up to 50 items, in order."""
+        return ingest.ingest_many(self, items, force_create=force_create,
+                                  allow_secrets=allow_secrets, actor=actor)
+
+    def importance_score(self, content: str) -> ImportanceScore:
+        """Importance of ``content`` from its signals and its novelty against the store."""
+        self._check_content(content)
+        vector = self.embedder.embed([content])[0]
+        hits = self.store.vector_search(vector, SearchFilters(), now=self.clock(), limit=1)
+        novelty = 1.0 - max(0.0, hits[0].similarity) if hits else 1.0
+        return importance_score(content, novelty)
 
     def update(
         self,
