@@ -9,6 +9,7 @@ server factory) read settings; everything else receives them.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -159,7 +160,7 @@ class Settings(BaseSettings):
                 value = "********" if getattr(self, name).get_secret_value() else ""
             elif isinstance(value, Path):
                 value = str(value)
-            elif name == "store_url" and value and "@" in value:
+            elif isinstance(value, str) and "://" in value:
                 value = _mask_url_password(value)
             out[name] = value
         out["resolved_store_url"] = _mask_url_password(self.resolved_store_url)
@@ -168,12 +169,18 @@ class Settings(BaseSettings):
 
 
 def _mask_url_password(url: str) -> str:
-    """Hide the password of ``scheme://user:pass@host`` URLs."""
-    if "://" not in url or "@" not in url:
+    """Hide credentials in a URL: the password of ``user:pass@`` (or a lone token in the
+    userinfo) and the values of password/key/token/secret query parameters."""
+    if "://" not in url:
         return url
     scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    if ":" in creds:
-        user = creds.split(":", 1)[0]
-        return f"{scheme}://{user}:********@{host}"
-    return url
+    if "@" in rest.split("/", 1)[0] or ("@" in rest and "?" not in rest.split("@", 1)[0]):
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0] if ":" in creds else ""
+        rest = f"{user}:********@{host}" if user else f"********@{host}"
+    rest = re.sub(
+        r"(?i)([?&](?:password|passwd|pwd|api_key|apikey|key|token|secret|access_token)=)[^&#]*",
+        r"\1********",
+        rest,
+    )
+    return f"{scheme}://{rest}"

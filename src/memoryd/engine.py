@@ -52,6 +52,7 @@ from memoryd.models import (
     MemoryStateReport,
     Neighbourhood,
     NewMemory,
+    RestoredMemory,
     SearchFilters,
     SearchHit,
     utcnow,
@@ -70,6 +71,14 @@ def validation_message(exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "input"
         parts.append(f"{where}: {err['msg']}")
     return "; ".join(parts)
+
+
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8, or InvalidInput (lone surrogates from JSON cannot be stored)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{what} is not valid Unicode (unpaired surrogate at {exc.start})") from exc
 
 
 class Engine:
@@ -129,7 +138,7 @@ class Engine:
             raise InvalidInput(f"content must be a string, not {type(content).__name__}")
         if not content.strip():
             raise EmptyContent("content is empty")
-        size = len(content.encode("utf-8"))
+        size = len(_utf8(content, "content"))
         limit = self.settings.max_content_bytes
         if size > limit:
             raise ContentTooLarge(
@@ -168,8 +177,9 @@ class Engine:
 
     def _build(self, new: NewMemory, now: datetime) -> Memory:
         created = new.created_at or now
-        fields = new.model_dump(exclude={"content", "created_at", "id", "embed_text"})
-        return Memory(
+        fields = new.model_dump(include=set(NewMemory.model_fields)
+                                - {"content", "created_at", "id", "embed_text"})
+        memory = Memory(
             id=new.id or str(uuid.uuid4()),
             content=new.content,
             created_at=created,
@@ -178,6 +188,9 @@ class Engine:
             state=scheduling.initial_state(new.importance, created),
             **fields,
         )
+        if isinstance(new, RestoredMemory):
+            memory = memory.model_copy(update=new.restored_fields())
+        return memory
 
     @staticmethod
     def _filters(filters: SearchFilters | Mapping[str, Any] | None, **kwargs: Any) -> SearchFilters:
@@ -372,6 +385,7 @@ class Engine:
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty")
+        _utf8(query, "query")
         if not isinstance(limit, int) or limit < 1 or limit > 1000:
             raise InvalidInput("limit must be between 1 and 1000")
         if mode not in ("hybrid", "keyword", "vector"):
@@ -507,7 +521,7 @@ class Engine:
 
     def restore(self, path: str | Path) -> None:
         """Replace the store's contents with the backup at ``path``."""
-        self.store.restore(Path(path))
+        self.store.restore(Path(path), expect_model=self.embedder.model_id)
         self._check_model(allow_mismatch=False)
 
     def reembed(

@@ -143,6 +143,28 @@ class NewMemory(MemoryFields):
         return as_utc(value) if value is not None else None
 
 
+class RestoredMemory(NewMemory):
+    """A memory read back from an export: also keeps the fields the store computes
+    (used by import so that export → import round-trips)."""
+
+    updated_at: datetime | None = None
+    tier: Tier | None = None
+    superseded_by: str | None = None
+    domains: list[str] | None = None
+    domain_scores: dict[str, float] | None = None
+    state: SchedulingState | None = None
+
+    @field_validator("updated_at")
+    @classmethod
+    def _updated_utc(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value) if value is not None else None
+
+    def restored_fields(self) -> dict[str, Any]:
+        """The computed fields that were present in the export."""
+        names = ("updated_at", "tier", "superseded_by", "domains", "domain_scores", "state")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+
 class MemoryPatch(BaseModel):
     """Changes to an existing memory; unset fields stay as they are."""
 

@@ -2,7 +2,7 @@
 
 An export line is a full memory record. An import line needs only ``content``;
 the other fields of a memory are optional, and an exported record imports back
-unchanged in content, metadata, timestamps and id. Import reads and validates the
+unchanged: content, metadata, timestamps, id, tier, supersession and scheduling state. Import reads and validates the
 whole file before writing anything, so a bad line (invalid UTF-8, malformed JSON,
 an invalid field) fails the import with its line number and nothing stored,
 unless ``skip_errors`` is set. Memories whose id already exists are skipped, so
@@ -19,13 +19,13 @@ from typing import IO, Callable, Iterator
 from pydantic import ValidationError
 
 from memoryd.engine import Engine, validation_message
-from memoryd.errors import ContentTooLarge, EmptyContent, ImportFormatError, InvalidInput
-from memoryd.models import Memory, NewMemory, SearchFilters
+from memoryd.errors import ImportFormatError, InvalidInput
+from memoryd.models import Memory, RestoredMemory, SearchFilters
 from memoryd.store.base import Actor
 
-# Fields of an exported record that the store computes; import ignores them.
-_COMPUTED = {"updated_at", "seq", "state", "embedding_model", "tier", "superseded_by", "domains",
-             "domain_scores"}
+# Fields of an exported record that belong to the exporting store; import drops them
+# (vectors are re-made by this store's model, and seq is this store's own counter).
+_STORE_LOCAL = {"seq", "embedding_model"}
 
 
 @dataclass
@@ -37,8 +37,12 @@ class ImportReport:
     errors: list[str] = field(default_factory=list)
 
 
-def parse_line(raw: bytes, line_number: int, engine: Engine) -> NewMemory | None:
-    """One JSONL line to a NewMemory (None for a blank line); raises ImportFormatError."""
+def parse_line(raw: bytes, line_number: int, engine: Engine) -> RestoredMemory | None:
+    """One JSONL line to a memory to import (None for a blank line).
+
+    Validates the fields, the content limits and secret scanning; raises
+    ImportFormatError with the line number.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -51,16 +55,16 @@ def parse_line(raw: bytes, line_number: int, engine: Engine) -> NewMemory | None
         raise ImportFormatError(f"malformed JSON ({exc.msg} at column {exc.colno})", line_number) from exc
     if not isinstance(data, dict):
         raise ImportFormatError("each line must be a JSON object", line_number)
-    for name in _COMPUTED:
+    for name in _STORE_LOCAL:
         data.pop(name, None)
     try:
-        new = NewMemory.model_validate(data)
-        engine._check_content(new.content)
+        new = RestoredMemory.model_validate(data)
+        checked = engine._new_memory(new)
     except ValidationError as exc:
         raise ImportFormatError(validation_message(exc), line_number) from exc
-    except (EmptyContent, ContentTooLarge, InvalidInput) as exc:
+    except InvalidInput as exc:
         raise ImportFormatError(str(exc), line_number) from exc
-    return new
+    return checked  # type: ignore[return-value]
 
 
 def import_jsonl(
@@ -74,7 +78,7 @@ def import_jsonl(
 ) -> ImportReport:
     """Import a JSONL file into ``engine``'s store (see the module docstring)."""
     report = ImportReport()
-    items: list[NewMemory] = []
+    items: list[RestoredMemory] = []
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:

@@ -210,8 +210,12 @@ class Store(ABC):
         """Write a consistent copy of the whole store to ``path`` while it stays online."""
 
     @abstractmethod
-    def restore(self, path: Path) -> None:
-        """Replace the store's contents with a backup made by :meth:`backup`."""
+    def restore(self, path: Path, *, expect_model: str | None = None) -> None:
+        """Replace the store's contents with a backup made by :meth:`backup`.
+
+        Raises ModelMismatch, before changing anything, if the backup's vectors were
+        made by a model other than ``expect_model``.
+        """
 
     # --- graph -----------------------------------------------------------
     @abstractmethod

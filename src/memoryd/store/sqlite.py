@@ -20,7 +20,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from memoryd.errors import MemoryNotFound, NotAMemorydStore, SchemaTooNew, StoreError
+from memoryd.errors import (
+    MemoryNotFound,
+    ModelMismatch,
+    NotAMemorydStore,
+    SchemaTooNew,
+    StoreError,
+)
 from memoryd.models import HistoryEntry, Memory, SchedulingState, SearchFilters, StoreStats
 from memoryd.store.base import Actor, KeywordHit, ListOrder, Store, VectorHit
 from memoryd.store.fts import match_expression
@@ -29,6 +35,8 @@ from memoryd.store.sqlite_schema import APP_MARKER, LATEST_VERSION, applied_vers
 from memoryd.store.vector_index import VectorIndex
 
 BUSY_TIMEOUT_MS = 30_000
+# Filtered vector search is exact when the filter allows at most this many rows.
+EXACT_FILTER_ROWS = 5_000
 # bm25() column weights for (content, summary, tags).
 BM25_WEIGHTS = (1.0, 0.5, 0.5)
 
@@ -134,6 +142,7 @@ class SQLiteStore(SQLiteAuxTables, Store):
         self.path = Path(path).expanduser().resolve()
         self.url = f"sqlite:///{self.path}"
         self._local = threading.local()
+        self._index: VectorIndex | None = None
         self._write_lock = threading.RLock()
         self._connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
@@ -144,7 +153,6 @@ class SQLiteStore(SQLiteAuxTables, Store):
                 raise NotAMemorydStore(f"no memoryd store at {self.path}")
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._open_schema()
-        self._index: VectorIndex | None = None
         self._vector_seq = 0
         self._index_lock = threading.Lock()
         dims = self.embedding_dims
@@ -160,11 +168,8 @@ class SQLiteStore(SQLiteAuxTables, Store):
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             raise NotAMemorydStore(f"{self.path} is not a memoryd store ({exc})") from exc
-        if mode.lower() != "wal":
-            raise StoreError(f"could not switch {self.path} to WAL mode (got {mode})")
         with self._conn_lock:
             self._connections.append(conn)
         return conn
@@ -217,16 +222,18 @@ class SQLiteStore(SQLiteAuxTables, Store):
             yield
 
     def _open_schema(self) -> None:
+        """Check that the file is a memoryd store (before touching it), then migrate."""
+        try:
+            self._check_marker()
+        except BaseException:
+            self._index = None
+            self.close()
+            raise
         conn = self._conn
-        tables = {
-            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
-        }
-        if tables and "meta" not in tables:
-            raise NotAMemorydStore(f"{self.path} is an SQLite file but not a memoryd store")
-        if "meta" in tables:
-            row = conn.execute("SELECT value FROM meta WHERE key='app'").fetchone()
-            if row is None or row[0] != APP_MARKER:
-                raise NotAMemorydStore(f"{self.path} is an SQLite file but not a memoryd store")
+        # WAL is a property of the file; set it only once the file is known to be ours.
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise StoreError(f"could not switch {self.path} to WAL mode (got {mode})")
         version = applied_version(conn)
         if version > LATEST_VERSION:
             raise SchemaTooNew(
@@ -234,6 +241,23 @@ class SQLiteStore(SQLiteAuxTables, Store):
                 f"{LATEST_VERSION}. Upgrade memoryd."
             )
         self.schema_version = migrate(conn)
+
+    def _check_marker(self) -> None:
+        try:
+            tables = {
+                r[0]
+                for r in self._conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table'"
+                ).fetchall()
+            }
+        except sqlite3.DatabaseError as exc:
+            raise NotAMemorydStore(f"{self.path} is not a memoryd store ({exc})") from exc
+        if tables and "meta" not in tables:
+            raise NotAMemorydStore(f"{self.path} is an SQLite file but not a memoryd store")
+        if "meta" in tables:
+            row = self._conn.execute("SELECT value FROM meta WHERE key='app'").fetchone()
+            if row is None or row[0] != APP_MARKER:
+                raise NotAMemorydStore(f"{self.path} is an SQLite file but not a memoryd store")
 
     def close(self) -> None:
         """Save the HNSW graph (if any) and close every connection."""
@@ -593,10 +617,15 @@ class SQLiteStore(SQLiteAuxTables, Store):
             return []
         where, params = self._where(filters, now)
         if _is_selective(filters):
-            rows = self._conn.execute(f"SELECT m.rowid FROM memories m WHERE {where}", params).fetchall()
-            allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            hits = index.search(vector, limit, allowed=allowed)
-            return self._resolve_ids(hits)
+            # A narrow filter: exact search over the rows it allows. A broad one (more
+            # rows than an exact pass should scan) falls through to over-fetch + filter.
+            cap = max(EXACT_FILTER_ROWS, len(index) // 10)
+            rows = self._conn.execute(
+                f"SELECT m.rowid FROM memories m WHERE {where} LIMIT ?", [*params, cap + 1]
+            ).fetchall()
+            if len(rows) <= cap:
+                allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                return self._resolve_ids(index.search(vector, limit, allowed=allowed))
         want = limit
         while True:
             hits = index.search(vector, want)
@@ -692,10 +721,22 @@ class SQLiteStore(SQLiteAuxTables, Store):
         finally:
             target.close()
 
-    def restore(self, path: Path) -> None:
-        """Replace this store's contents with the memoryd store at ``path``."""
+    def restore(self, path: Path, *, expect_model: str | None = None) -> None:
+        """Replace this store's contents with the memoryd store at ``path``.
+
+        Refuses (before touching anything) a backup whose vectors were made by a model
+        other than ``expect_model``. The change sequence keeps counting from where this
+        store was, so seq numbers never go backwards, and the restore is recorded.
+        """
         source = SQLiteStore(path, create=False, hnsw_threshold=0)
-        source.close()
+        try:
+            backup_model = source.embedding_model
+            has_vectors = source.count() > 0 and source.stats().vectors > 0
+        finally:
+            source.close()
+        if expect_model and backup_model and has_vectors and backup_model != expect_model:
+            raise ModelMismatch(backup_model, expect_model)
+        (high,) = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
         with self._write_lock:
             src = sqlite3.connect(Path(path))
             try:
@@ -705,6 +746,11 @@ class SQLiteStore(SQLiteAuxTables, Store):
         self._hnsw_meta_path.unlink(missing_ok=True)
         self._hnsw_path.unlink(missing_ok=True)
         self.schema_version = migrate(self._conn)
+        with self._write() as conn:
+            (restored,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
+            conn.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'history'",
+                         (max(high, restored),))
+            self._record(conn, "", "restore", Actor("restore"), {"from": str(path)})
         self._index = None
         dims = self.embedding_dims
         if dims:

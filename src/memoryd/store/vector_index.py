@@ -106,7 +106,7 @@ class VectorIndex:
                 if len(allowed) <= max(self._live * _EXACT_SHARE, self.hnsw_threshold):
                     return self._exact_subset(query, k, allowed)
                 return self._approximate(query, k, allowed_set=set(allowed.tolist()))
-            if self._hnsw is not None:
+            if self._hnsw is not None and k <= self._live * _EXACT_SHARE:
                 return self._approximate(query, k, allowed_set=None)
             return self._exact_all(query, k)
 
@@ -189,7 +189,7 @@ class VectorIndex:
     def load_hnsw(self, path: Path) -> bool:
         """Load a saved graph if it holds exactly the live keys; else False (caller rebuilds)."""
         with self._lock:
-            if self._live < self.hnsw_threshold or not path.exists():
+            if self.hnsw_threshold <= 0 or self._live < self.hnsw_threshold or not path.exists():
                 return False
             index = self._new_hnsw()
             try:

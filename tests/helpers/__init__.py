@@ -1,0 +1,1 @@
+"""Helpers shared by memoryd's tests (importable as ``helpers``; scripts run as subprocesses)."""
