@@ -100,7 +100,7 @@ def test_cold_memories_stay_reachable_through_tier_escalation(cmem, clock):
 
 def test_cognitive_ranking_prefers_the_stronger_of_two_equal_matches(cmem, clock):
     a = cmem.add("Deploy window: Tuesdays after 14:00 UTC", importance=0.5)
-    b = cmem.add("Deploy window: Tuesdays after 14:00 UTC (from the runbook)", importance=0.5)
+    b = cmem.add("Deploy window: Tuesdays after 14:00 UTC", importance=0.5)
     clock.advance(days=30)
     cmem.promote(b.id)
     hits = cmem.search("deploy window", 2, associations=False, record_access=False)

@@ -90,11 +90,12 @@ class Settings(BaseSettings):
     link_similarity: float = Field(default=0.6, ge=0.0, le=1.0)
     link_max: int = Field(default=3, ge=0)
     secrets_mode: Literal["refuse", "redact", "allow"] = "refuse"
-    # Smart-ingest gate (cosine similarity thresholds; see cognition/gating.py).
-    gate_reinforce: float = Field(default=0.92, ge=0.0, le=1.0)
-    gate_update: float = Field(default=0.80, ge=0.0, le=1.0)
-    gate_supersede: float = Field(default=0.55, ge=0.0, le=1.0)
-    gate_merge: float = Field(default=0.90, ge=0.0, le=1.0)
+    # Smart-ingest gate thresholds (cosine similarity); unset = the defaults that
+    # cognition/gating.py documents and bench/results/gating.md measures.
+    gate_reinforce: float | None = Field(default=None, ge=0.0, le=1.0)
+    gate_update: float | None = Field(default=None, ge=0.0, le=1.0)
+    gate_supersede: float | None = Field(default=None, ge=0.0, le=1.0)
+    gate_merge: float | None = Field(default=None, ge=0.0, le=1.0)
     # Consolidation schedule in minutes; None (the default) = only on demand.
     consolidate_every_minutes: float | None = Field(default=None, gt=0)
 

@@ -100,12 +100,12 @@ class Engine:
         self.embedder = embedder
         self.settings = settings
         self.clock = clock
-        self.gating_params = gating.GatingParams(
-            reinforce=settings.gate_reinforce,
-            update=settings.gate_update,
-            supersede=settings.gate_supersede,
-            merge=settings.gate_merge,
-        )
+        overrides = {
+            name: value
+            for name in ("reinforce", "update", "supersede", "merge")
+            if (value := getattr(settings, f"gate_{name}")) is not None
+        }
+        self.gating_params = gating.GatingParams(**overrides)
         self._check_model(allow_model_mismatch)
 
     # --- lifecycle -------------------------------------------------------

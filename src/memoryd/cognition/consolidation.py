@@ -80,7 +80,7 @@ def _merge_duplicates(engine: Engine, recent: list[Memory], dry_run: bool) -> li
         if not dupes:
             continue
         members = engine.store.get_many([memory.id, *dupes])
-        ordered = sorted(members.values(), key=lambda m: m.created_at)
+        ordered = sorted(members.values(), key=lambda m: (m.created_at, m.seq))
         keeper, rest = ordered[0], ordered[1:]
         groups.append([keeper.id, *[m.id for m in rest]])
         gone.update(m.id for m in rest)
