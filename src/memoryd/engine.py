@@ -159,6 +159,13 @@ class Engine:
             return secrets.redact(content, findings)
         raise SecretDetected(list(dict.fromkeys(f.kind for f in findings)))
 
+    @staticmethod
+    def attribute(new: NewMemory, actor: Actor | None) -> NewMemory:
+        """Record the acting agent on a memory that names none."""
+        if actor is not None and actor.agent_id and not new.agent_id:
+            return new.model_copy(update={"agent_id": actor.agent_id})
+        return new
+
     def _new_memory(
         self, item: NewMemory | Mapping[str, Any], allow_secrets: bool = False
     ) -> NewMemory:
@@ -243,7 +250,7 @@ class Engine:
         so a bad item fails the whole call with nothing stored. Consecutive memories
         of one session are linked by ``follows`` edges.
         """
-        news = [self._new_memory(item, allow_secrets) for item in items]
+        news = [self.attribute(self._new_memory(item, allow_secrets), actor) for item in items]
         batch = batch_size or self.settings.embed_batch_size * 4
         out: list[Memory] = []
         for start in range(0, len(news), batch):

@@ -49,23 +49,22 @@ import json
 import re
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.cognition import secrets as secret_scan
-from memoryd.engine import Engine
 from memoryd.models import NODE_TYPES, IngestResult, Intention, NodeType, SearchFilters
-from memoryd.operations import (
-    Caller,
-    Strict,
-    Timeframe,
-    search_hits,
-    ingest_items,
-    operation,
-)
+from memoryd.operations.knowledge import visible_intentions
+from memoryd.operations.memories import ingest_items
+from memoryd.operations.registry import Caller, Forbidden, Strict, Timeframe, operation
+from memoryd.operations.search import search_hits
 from memoryd.retrieval.context import build_block, label_of, relative_time
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
 
 MAX_CANDIDATES = 20
 _MAX_QUERY_CHARS = 1000
@@ -76,16 +75,23 @@ class RecallInput(Strict):
     """Arguments of recall: the prompt (or a query) and how much room the block may take."""
 
     prompt: str | None = Field(None, max_length=200_000, description="The user's message.")
-    query: str | None = Field(None, max_length=4096, description="A search query (instead of prompt).")
-    agent_id: str | None = Field(None, max_length=256)
-    session_key: str | None = Field(None, max_length=256)
-    token_budget: int | None = Field(None, ge=50, le=100_000, description="Max tokens of the block.")
+    query: str | None = Field(
+        None, max_length=4096, description="A search query (instead of prompt)."
+    )
+    agent_id: str | None = Field(None, max_length=256, description="Who asks (not a filter).")
+    session_key: str | None = Field(
+        None, max_length=256, description="The session: a memory is strengthened once per session."
+    )
+    token_budget: int | None = Field(
+        None, ge=50, le=100_000, description="Max tokens of the block."
+    )
     max_items: int | None = Field(None, ge=1, le=50)
     scope: str | None = None
     timeframe: Timeframe | None = None
     node_types: list[NodeType] | None = None
-    min_similarity: float = Field(0.25, ge=-1.0, le=1.0,
-                                  description="Drop vector-only matches less similar than this.")
+    min_similarity: float = Field(
+        0.25, ge=-1.0, le=1.0, description="Drop vector-only matches less similar than this."
+    )
 
     @model_validator(mode="after")
     def _text(self) -> RecallInput:
@@ -109,7 +115,7 @@ class RecallItem(BaseModel):
     tags: list[str] = []
     score: float
     truncated: bool
-    created_at: Any
+    created_at: datetime
 
 
 class RecallOutput(BaseModel):
@@ -125,8 +131,15 @@ class RecallOutput(BaseModel):
         return self.block or "No relevant memories."
 
 
-@operation("recall", title="Recall (prompt-ready block)", input=RecallInput, output=RecallOutput,
-           scope="read", read_only=True, tools=("recall",))
+@operation(
+    "recall",
+    title="Recall (prompt-ready block)",
+    input=RecallInput,
+    output=RecallOutput,
+    scope="read",
+    read_only=True,
+    tools=("recall",),
+)
 def recall(engine: Engine, data: RecallInput, caller: Caller) -> RecallOutput:
     """The memories relevant to a prompt, formatted as a <system_memory> block ready to put in a
     model's context (relative times, categories, escaped content framed as untrusted data,
@@ -137,24 +150,44 @@ def recall(engine: Engine, data: RecallInput, caller: Caller) -> RecallOutput:
     filters = {"scope": data.scope, "timeframe": data.timeframe, "node_types": data.node_types}
     filters = {k: v for k, v in filters.items() if v is not None}
     query = data.text()
-    hits = search_hits(engine, query, min(100, max_items * 2), filters, caller, mmr=True,
-                       session_key=data.session_key)
-    hits = [h for h in hits
-            if h.semantic_similarity is None or h.keyword_rank is not None
-            or h.semantic_similarity >= data.min_similarity]
+    hits = search_hits(
+        engine,
+        query,
+        min(100, max_items * 2),
+        filters,
+        caller,
+        mmr=True,
+        session_key=data.session_key,
+    )
+    hits = [
+        h
+        for h in hits
+        if h.semantic_similarity is None
+        or h.keyword_rank is not None
+        or h.semantic_similarity >= data.min_similarity
+    ]
     now = engine.clock()
     block = build_block([h.memory for h in hits], now, token_budget=budget, max_items=max_items)
     scores = {h.memory.id: h.score for h in hits}
     items = [
-        RecallItem(id=i.memory.id, content=i.content, when=relative_time(i.memory.created_at, now),
-                   label=label_of(i.memory), node_type=i.memory.node_type,
-                   category=i.memory.category, severity=i.memory.severity, tags=i.memory.tags,
-                   score=round(scores[i.memory.id], 6), truncated=i.truncated,
-                   created_at=i.memory.created_at)
+        RecallItem(
+            id=i.memory.id,
+            content=i.content,
+            when=relative_time(i.memory.created_at, now),
+            label=label_of(i.memory),
+            node_type=i.memory.node_type,
+            category=i.memory.category,
+            severity=i.memory.severity,
+            tags=i.memory.tags,
+            score=round(scores[i.memory.id], 6),
+            truncated=i.truncated,
+            created_at=i.memory.created_at,
+        )
         for i in block.items
     ]
-    return RecallOutput(block=block.text, items=items, query=query, token_budget=budget,
-                        token_estimate=block.tokens)
+    return RecallOutput(
+        block=block.text, items=items, query=query, token_budget=budget, token_estimate=block.tokens
+    )
 
 
 # --- messages and extraction --------------------------------------------------------
@@ -189,36 +222,59 @@ _CODE = re.compile(r"```.*?(```|\Z)", re.S)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 _EXPLICIT = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|do not forget|fyi|"
-    r"for future reference|for the record)\b\s*[:,-]?\s*(?:that\s+)?(?P<rest>.+)$", re.I)
-_RULES: list[tuple[str, str, float, re.Pattern[str], tuple[str, ...]]] = [
-    ("correction", "fact", 0.75, re.compile(
+    r"for future reference|for the record)\b\s*[:,-]?\s*(?:that\s+)?(?P<rest>.+)$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One extraction rule: sentences matching ``pattern`` said by one of ``roles``."""
+
+    name: str
+    node_type: str
+    importance: float
+    pattern: re.Pattern[str]
+    roles: tuple[str, ...]
+
+
+_WITH_USER = re.compile(r"\bwe\b|\blet'?s\b", re.I)
+# fmt: off
+_RULES: list[Rule] = [
+    Rule("correction", "fact", 0.75, roles=("user",), pattern=re.compile(
         r"^(?:actually|correction|no,|nope,|wrong,|that'?s (?:wrong|not right|incorrect)|"
         r"that is (?:wrong|incorrect)|i meant|to clarify)\b|\bnot\s+[\w.\- ]{1,40},\s*but\b",
-        re.I), ("user",)),
-    ("preference", "preference", 0.7, re.compile(
+        re.I)),
+    Rule("preference", "preference", 0.7, roles=("user",), pattern=re.compile(
         r"\b(?:i|we)\s+(?:really\s+|strongly\s+|generally\s+)?(?:prefer|like|love|hate|dislike|"
         r"enjoy|can'?t stand|always|never|usually|tend to|would rather|don'?t like|do not like|"
         r"don'?t want|do not want)\b|\bmy favou?rite\b|^(?:please\s+)?(?:always|never)\b|"
-        r"^(?:please\s+)?(?:don'?t|do not) ever\b", re.I), ("user",)),
-    ("decision", "decision", 0.7, re.compile(
+        r"^(?:please\s+)?(?:don'?t|do not) ever\b",
+        re.I)),
+    Rule("decision", "decision", 0.7, roles=("user", "assistant"), pattern=re.compile(
         r"\bwe\s+(?:have\s+)?(?:decided|chose|agreed|settled on|went with|are going with|"
         r"will use|'ll use|will go with)\b|\bi\s+(?:have\s+)?(?:decided|chose)\b|"
-        r"\blet'?s (?:go with|use|stick with)\b|^decision\s*:", re.I), ("user", "assistant")),
-    ("fact", "fact", 0.6, re.compile(
+        r"\blet'?s (?:go with|use|stick with)\b|^decision\s*:",
+        re.I)),
+    Rule("fact", "fact", 0.6, roles=("user",), pattern=re.compile(
         r"\b(?:my|our)\s+(?:[\w-]+\s+){0,2}(?:is|are|was|were|lives?|runs?)\b|"
         r"\bi\s*(?:am|'m)\s+(?:a|an|the|from|based|working|using|on)\b|"
         r"\bi\s+(?:work|live|use|run|own|maintain|manage)\b|"
         r"\bwe\s+(?:use|run|deploy|host|ship|build|work)\b|"
         r"\b(?:the|this|our)\s+(?:project|repo|repository|codebase|app|service|server|database|"
-        r"api|team)\s+(?:uses|runs|is|has|depends on|needs)\b", re.I), ("user",)),
-    ("resolution", "insight", 0.7, re.compile(
+        r"api|team)\s+(?:uses|runs|is|has|depends on|needs)\b",
+        re.I)),
+    Rule("resolution", "insight", 0.7, roles=("user", "assistant"), pattern=re.compile(
         r"\b(?:fixed (?:it |this )?(?:by|with)|the fix (?:is|was)|root cause|workaround|"
-        r"the (?:issue|problem|bug) (?:is|was)|was caused by|resolved (?:it |this )?by|solved by)\b",
-        re.I), ("user", "assistant")),
-    ("error", "error", 0.6, re.compile(
+        r"the (?:issue|problem|bug) (?:is|was)|was caused by|"
+        r"resolved (?:it |this )?by|solved by)\b",
+        re.I)),
+    Rule("error", "error", 0.6, roles=("user",), pattern=re.compile(
         r"\b(?:error|exception|traceback|failed|failing|failure|crash(?:ed|es)?|segfault|"
-        r"timed out|time ?out|out of memory|oom)\b", re.I), ("user",)),
+        r"timed out|time ?out|out of memory|oom)\b",
+        re.I)),
 ]
+# fmt: on
 
 
 def _clean(text: str) -> str:
@@ -244,14 +300,18 @@ def _classify(sentence: str, role: str) -> Candidate | None:
         inner = explicit.group("rest").strip()
         kind = _classify(inner, role)
         node_type = kind.node_type if kind else "fact"
-        return Candidate(f"{_speaker(role)}: {inner[0].upper()}{inner[1:]}", node_type, 0.8,
-                         "explicit")
-    for rule, node_type, importance, pattern, roles in _RULES:
-        if role in roles and pattern.search(sentence):
-            if role == "assistant" and rule == "decision" and not re.search(r"\bwe\b|\blet'?s\b", sentence, re.I):
-                continue
-            category = "resolution" if rule == "resolution" else None
-            return Candidate(f"{_speaker(role)}: {sentence}", node_type, importance, rule, category)
+        return Candidate(
+            f"{_speaker(role)}: {inner[0].upper()}{inner[1:]}", node_type, 0.8, "explicit"
+        )
+    for r in _RULES:
+        if role not in r.roles or not r.pattern.search(sentence):
+            continue
+        if role == "assistant" and r.name == "decision" and not _WITH_USER.search(sentence):
+            continue  # only decisions made with the user ("we", "let's"), not the agent's own
+        category = "resolution" if r.name == "resolution" else None
+        return Candidate(
+            f"{_speaker(role)}: {sentence}", r.node_type, r.importance, r.name, category
+        )
     return None
 
 
@@ -272,8 +332,9 @@ def extract_heuristic(messages: list[Message]) -> list[Candidate]:
     return found[:MAX_CANDIDATES]
 
 
-_LLM_PROMPT = """You extract long-term memories from a conversation between a user and an AI assistant.
-Return JSON: {"memories": [{"content": str, "node_type": str, "importance": number, "tags": [str]}]}.
+_LLM_PROMPT = """You extract long-term memories from a conversation between a user and an AI
+assistant. Return JSON:
+{"memories": [{"content": str, "node_type": str, "importance": number, "tags": [str]}]}.
 Keep only durable, useful facts: user preferences, decisions, facts about the user or project,
 corrections, errors and their fixes. One self-contained statement per memory, written in the third
 person ("User prefers ..."). node_type is one of: fact, preference, decision, error, insight, event.
@@ -291,8 +352,11 @@ def extract_llm(engine: Engine, messages: list[Message]) -> list[Candidate]:
     import httpx
 
     settings = engine.settings
-    lines = [f"{m.role}: {_clean(m.text()).strip()}" for m in messages
-             if m.role.lower() in ("user", "assistant") and m.text().strip()]
+    lines = [
+        f"{m.role}: {_clean(m.text()).strip()}"
+        for m in messages
+        if m.role.lower() in ("user", "assistant") and m.text().strip()
+    ]
     transcript = "\n".join(lines)[-24_000:]
     if not transcript.strip():
         return []
@@ -303,8 +367,10 @@ def extract_llm(engine: Engine, messages: list[Message]) -> list[Candidate]:
         "model": settings.llm_model,
         "temperature": 0,
         "response_format": {"type": "json_object"},
-        "messages": [{"role": "system", "content": _LLM_PROMPT},
-                     {"role": "user", "content": transcript}],
+        "messages": [
+            {"role": "system", "content": _LLM_PROMPT},
+            {"role": "user", "content": transcript},
+        ],
     }
     url = str(settings.llm_url).rstrip("/") + "/chat/completions"
     try:
@@ -371,8 +437,10 @@ class CaptureOutput(BaseModel):
     watermark: int | None = None
 
     def as_text(self) -> str:
-        return (f"read {self.new_messages} new messages, stored {len(self.stored)}, "
-                f"skipped {len(self.skipped)}")
+        return (
+            f"read {self.new_messages} new messages, stored {len(self.stored)}, "
+            f"skipped {len(self.skipped)}"
+        )
 
 
 _session_locks: dict[str, threading.Lock] = {}
@@ -408,15 +476,20 @@ def _new_start(messages: list[Message], count: int, last: int) -> int:
 
 
 def _store_candidates(
-    engine: Engine, candidates: list[Candidate], session_key: str | None, scope: str | None,
-    caller: Caller, source: str,
+    engine: Engine,
+    candidates: list[Candidate],
+    session_key: str | None,
+    scope: str | None,
+    caller: Caller,
+    source: str,
 ) -> tuple[list[IngestResult], list[Skipped]]:
     skipped: list[Skipped] = []
     known: set[str] = set()
     if session_key:
         filters = caller.read_filters({"session_id": session_key, "include_superseded": True})
-        existing = engine.store.list(SearchFilters.model_validate(filters), now=engine.clock(),
-                                     limit=1000)
+        existing = engine.store.list(
+            SearchFilters.model_validate(filters), now=engine.clock(), limit=1000
+        )
         known = {_norm(m.content) for m in existing}
     items: list[dict[str, Any]] = []
     refuse_secrets = getattr(engine.settings, "secrets_mode", "refuse") == "refuse"
@@ -428,9 +501,19 @@ def _store_candidates(
             skipped.append(Skipped(content=c.content, reason="looks like it contains a secret"))
             continue
         known.add(_norm(c.content))
-        items.append({"content": c.content, "node_type": c.node_type, "importance": c.importance,
-                      "category": c.category, "session_id": session_key, "scope": scope,
-                      "source": source, "tags": ["captured"], "metadata": {"rule": c.rule}})
+        items.append(
+            {
+                "content": c.content,
+                "node_type": c.node_type,
+                "importance": c.importance,
+                "category": c.category,
+                "session_id": session_key,
+                "scope": scope,
+                "source": source,
+                "tags": ["captured"],
+                "metadata": {"rule": c.rule},
+            }
+        )
     stored = ingest_items(engine, items, caller) if items else []
     return stored, skipped
 
@@ -446,15 +529,21 @@ def _extract(engine: Engine, messages: list[Message]) -> tuple[list[Candidate], 
 
 
 def _with_agent(caller: Caller, agent_id: str | None) -> Caller:
-    if agent_id is None or caller.bound_agent is not None or caller.agent_id == agent_id:
+    if agent_id is None or caller.agent_id == agent_id:
         return caller
-    from dataclasses import replace
-
+    if caller.bound_agent is not None:
+        raise Forbidden(f"this key is bound to agent {caller.bound_agent!r}")
     return replace(caller, agent_id=agent_id)
 
 
-@operation("capture", title="Capture a finished turn", input=CaptureInput, output=CaptureOutput,
-           scope="write", idempotent=True)
+@operation(
+    "capture",
+    title="Capture a finished turn",
+    input=CaptureInput,
+    output=CaptureOutput,
+    scope="write",
+    idempotent=True,
+)
 def capture(engine: Engine, data: CaptureInput, caller: Caller) -> CaptureOutput:
     """Store what a finished turn taught. Re-sending the whole transcript is safe: only messages
     after the session's watermark are read, and nothing is stored twice for a session."""
@@ -466,28 +555,49 @@ def capture(engine: Engine, data: CaptureInput, caller: Caller) -> CaptureOutput
         start = _new_start(data.messages, count, last)
         new = data.messages[start:]
         candidates, extractor, warning = _extract(engine, new) if new else ([], "heuristic", None)
-        stored, skipped = _store_candidates(engine, candidates, data.session_key, data.scope,
-                                            caller, "capture")
+        stored, skipped = _store_candidates(
+            engine, candidates, data.session_key, data.scope, caller, "capture"
+        )
         if data.messages and new:
             engine.store.set_watermark(key, len(data.messages))
             engine.store.set_watermark(key + ":last", fingerprint(data.messages[-1]))
-    return CaptureOutput(session_key=data.session_key, received=len(data.messages),
-                         new_messages=len(new), extractor=extractor, warning=warning,  # type: ignore[arg-type]
-                         stored=stored, skipped=skipped, watermark=len(data.messages))
+    return CaptureOutput(
+        session_key=data.session_key,
+        received=len(data.messages),
+        new_messages=len(new),
+        extractor=extractor,
+        warning=warning,  # type: ignore[arg-type]
+        stored=stored,
+        skipped=skipped,
+        watermark=len(data.messages),
+    )
 
 
-@operation("flush", title="Flush before compaction", input=FlushInput, output=CaptureOutput,
-           scope="write", idempotent=True)
+@operation(
+    "flush",
+    title="Flush before compaction",
+    input=FlushInput,
+    output=CaptureOutput,
+    scope="write",
+    idempotent=True,
+)
 def flush(engine: Engine, data: FlushInput, caller: Caller) -> CaptureOutput:
     """Store what the messages about to be compacted taught (skipping what the session already
     stored)."""
     caller = _with_agent(caller, data.agent_id)
     candidates, extractor, warning = _extract(engine, data.messages)
-    stored, skipped = _store_candidates(engine, candidates, data.session_key, data.scope, caller,
-                                        "flush")
-    return CaptureOutput(session_key=data.session_key, received=len(data.messages),
-                         new_messages=len(data.messages), extractor=extractor,  # type: ignore[arg-type]
-                         warning=warning, stored=stored, skipped=skipped)
+    stored, skipped = _store_candidates(
+        engine, candidates, data.session_key, data.scope, caller, "flush"
+    )
+    return CaptureOutput(
+        session_key=data.session_key,
+        received=len(data.messages),
+        new_messages=len(data.messages),
+        extractor=extractor,  # type: ignore[arg-type]
+        warning=warning,
+        stored=stored,
+        skipped=skipped,
+    )
 
 
 # --- warm-up ------------------------------------------------------------------------
@@ -504,8 +614,15 @@ class WarmOutput(BaseModel):
     due_intentions: list[Intention]
 
 
-@operation("session_warm", title="Warm up for a session", input=WarmInput, output=WarmOutput,
-           scope="read", read_only=True, idempotent=True)
+@operation(
+    "session_warm",
+    title="Warm up for a session",
+    input=WarmInput,
+    output=WarmOutput,
+    scope="read",
+    read_only=True,
+    idempotent=True,
+)
 def session_warm(engine: Engine, data: WarmInput, caller: Caller) -> WarmOutput:
     """Load the embedding model (so the session's first recall is fast) and report the
     intentions due now."""
@@ -513,9 +630,11 @@ def session_warm(engine: Engine, data: WarmInput, caller: Caller) -> WarmOutput:
     engine.embedder.embed(["warm-up"])
     load_ms = (time.perf_counter() - t0) * 1000
     due = engine.check_intentions({}) if hasattr(engine, "check_intentions") else []
-    from memoryd.operations import visible_intentions
-
     count = None if caller.bound else engine.store.count()
-    return WarmOutput(session_key=data.session_key, model_loaded=engine.embedder.loaded,
-                      load_ms=round(load_ms, 1), memories=count,
-                      due_intentions=visible_intentions(caller, due))
+    return WarmOutput(
+        session_key=data.session_key,
+        model_loaded=engine.embedder.loaded,
+        load_ms=round(load_ms, 1),
+        memories=count,
+        due_intentions=visible_intentions(caller, due),
+    )

@@ -24,11 +24,13 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Iterable, Literal
+from typing import TYPE_CHECKING, Iterable, Literal
 
 from memoryd.errors import InvalidInput, MemorydError
 from memoryd.models import ApiKey, _check_scope, utcnow
-from memoryd.store.base import Store
+
+if TYPE_CHECKING:
+    from memoryd.store.base import Store
 
 KeyScope = Literal["read", "write", "admin"]
 SCOPE_ORDER: dict[str, int] = {"read": 0, "write": 1, "admin": 2}
@@ -144,10 +146,15 @@ def verify_key(store: Store, secret: str | None) -> ApiKey:
     return record
 
 
+def touch_due(key: ApiKey, now: datetime | None = None) -> bool:
+    """Whether last_used is older than TOUCH_INTERVAL (or unset)."""
+    return key.last_used is None or (now or utcnow()) - key.last_used >= TOUCH_INTERVAL
+
+
 def touch_if_due(store: Store, key: ApiKey, now: datetime | None = None) -> bool:
     """Record last_used unless it was recorded within TOUCH_INTERVAL; True if written."""
     now = now or utcnow()
-    if key.last_used is not None and now - key.last_used < TOUCH_INTERVAL:
+    if not touch_due(key, now):
         return False
     store.touch_key(key.id, now)
     return True

@@ -9,7 +9,7 @@ session manager (a mounted app's own lifespan would never run).
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -22,10 +22,12 @@ from memoryd.api import errors
 from memoryd.api.auth import AuthMiddleware, BodyLimitMiddleware
 from memoryd.api.routes import add_routes
 from memoryd.config import Settings
-from memoryd.engine import Engine
 from memoryd.errors import MemorydError
 from memoryd.mcp.server import build_server, http_caller
 from memoryd.operations import health_report
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
 
 LOOPBACK_HOSTS = ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"]
 LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
@@ -41,7 +43,7 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def create_app(open_engine: Callable[[], Engine], settings: Settings | None = None) -> FastAPI:
-    """The HTTP app. ``open_engine`` is called once, in the lifespan; the engine is closed on exit."""
+    """The HTTP app. ``open_engine`` runs once, in the lifespan; the engine is closed on exit."""
     settings = settings or Settings()
     holder: dict[str, Engine] = {}
     mcp = build_server(lambda: holder["engine"], http_caller)
@@ -68,7 +70,7 @@ def create_app(open_engine: Callable[[], Engine], settings: Settings | None = No
     app = FastAPI(
         title="memoryd",
         version=__version__,
-        description="Long-term memory for AI agents: REST, gateway recall/capture, and MCP at /mcp.",
+        description="Long-term memory for AI agents: REST, gateway recall/capture, MCP at /mcp.",
         lifespan=lifespan,
     )
     app.add_exception_handler(MemorydError, errors.memoryd_error)
@@ -84,8 +86,9 @@ def create_app(open_engine: Callable[[], Engine], settings: Settings | None = No
         if engine is None:
             return JSONResponse({"status": "starting"}, status_code=503)
         report = health_report(engine)
-        return JSONResponse(report.model_dump(mode="json"),
-                            status_code=200 if report.status == "ok" else 503)
+        return JSONResponse(
+            report.model_dump(mode="json"), status_code=200 if report.status == "ok" else 503
+        )
 
     @app.get("/readyz", tags=["health"], response_model=None)
     def readyz() -> JSONResponse:
@@ -105,17 +108,28 @@ def create_app(open_engine: Callable[[], Engine], settings: Settings | None = No
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
-        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
-                           allow_methods=["GET", "POST", "PATCH", "DELETE"],
-                           allow_headers=["Authorization", "X-API-Key", "X-Agent-Id",
-                                          "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=[
+                "Authorization",
+                "X-API-Key",
+                "X-Agent-Id",
+                "Content-Type",
+                "Mcp-Session-Id",
+                "Mcp-Protocol-Version",
+            ],
+        )
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     return app
 
 
 async def _http_error(request: Any, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(exc.status_code, "error")
+    code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
+        exc.status_code, "error"
+    )
     return errors.error_response(exc.status_code, str(exc.detail), code)
 
 
@@ -125,8 +139,9 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         return app.openapi_schema
     from fastapi.openapi.utils import get_openapi
 
-    schema = get_openapi(title=app.title, version=app.version, description=app.description,
-                         routes=app.routes)
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
     schema.setdefault("components", {})["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer"},
         "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},

@@ -17,11 +17,11 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memoryd import keys
-from memoryd.mcp.server import CALLER_SCOPE_KEY
-from memoryd.operations import Caller, Forbidden
+from memoryd.operations import CALLER_SCOPE_KEY, Caller, Forbidden
 
-PUBLIC_PATHS = frozenset({"/health", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect",
-                          "/redoc"})
+PUBLIC_PATHS = frozenset(
+    {"/health", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+)
 _AGENT_ID = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,255}$")
 
 
@@ -57,8 +57,9 @@ class AuthMiddleware:
         headers = dict(scope["headers"])
         agent = headers.get(b"x-agent-id", b"").decode("latin-1").strip() or None
         if agent is not None and not _AGENT_ID.match(agent):
-            await _reject(send, 400, "X-Agent-Id must be 1-256 printable ASCII characters",
-                          "bad_agent_id")
+            await _reject(
+                send, 400, "X-Agent-Id must be 1-256 printable ASCII characters", "bad_agent_id"
+            )
             return
         presented = _presented_key(headers)
         engine = scope["app"].state.engine
@@ -66,12 +67,17 @@ class AuthMiddleware:
             if presented is not None:
                 key = keys.verify_key(engine.store, presented)
                 caller = Caller.from_key(key, agent)
-                await anyio.to_thread.run_sync(keys.touch_if_due, engine.store, key)
+                if keys.touch_due(key):  # a write: off the event loop, at most once a minute
+                    await anyio.to_thread.run_sync(keys.touch_if_due, engine.store, key)
             elif self.allow_anonymous:
                 caller = Caller.anonymous(agent)
             else:
-                await _reject(send, 401, "missing API key: send 'Authorization: Bearer <key>' "
-                              "or 'X-API-Key: <key>'", "unauthorized")
+                await _reject(
+                    send,
+                    401,
+                    "missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
+                    "unauthorized",
+                )
                 return
         except keys.InvalidKey as exc:
             await _reject(send, 401, str(exc), "unauthorized")
@@ -109,8 +115,12 @@ class BodyLimitMiddleware:
                 await _reject(send, 400, "invalid Content-Length", "bad_request")
                 return
             if too_big:
-                await _reject(send, 413, f"request body over {self.limit} bytes "
-                              "(MEMORYD_MAX_BODY_BYTES)", "too_large")
+                await _reject(
+                    send,
+                    413,
+                    f"request body over {self.limit} bytes (MEMORYD_MAX_BODY_BYTES)",
+                    "too_large",
+                )
                 return
         seen = 0
         started = False
@@ -134,5 +144,9 @@ class BodyLimitMiddleware:
             await self.app(scope, counted, tracked)
         except BodyTooLarge:
             if not started:
-                await _reject(send, 413, f"request body over {self.limit} bytes "
-                              "(MEMORYD_MAX_BODY_BYTES)", "too_large")
+                await _reject(
+                    send,
+                    413,
+                    f"request body over {self.limit} bytes (MEMORYD_MAX_BODY_BYTES)",
+                    "too_large",
+                )

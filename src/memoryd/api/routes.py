@@ -18,8 +18,7 @@ from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, create_model
 
-from memoryd.mcp.server import CALLER_SCOPE_KEY
-from memoryd.operations import REGISTRY, Caller, Forbidden, Operation, Strict
+from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Forbidden, Operation, Strict
 
 
 @dataclass(frozen=True)
@@ -108,10 +107,16 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
     params = [inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request)]
     for name in path_names:
         info = op.input.model_fields[name]
-        params.append(inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY,
-            annotation=Annotated[str, Path(description=info.description)]))
-    rest = _without(op.input, path_names, "Query" if binding.method in ("GET", "DELETE") else "Body")
+        params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=Annotated[str, Path(description=info.description)],
+            )
+        )
+    rest = _without(
+        op.input, path_names, "Query" if binding.method in ("GET", "DELETE") else "Body"
+    )
     if rest is not None:
         if binding.method in ("GET", "DELETE"):
             marker: Any = Query()
@@ -120,8 +125,14 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
             marker = Body()
             required = any(f.is_required() for f in rest.model_fields.values())
             default = inspect.Parameter.empty if required else None
-        params.append(inspect.Parameter("payload", inspect.Parameter.KEYWORD_ONLY,
-                                        annotation=Annotated[rest, marker], default=default))
+        params.append(
+            inspect.Parameter(
+                "payload",
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=Annotated[rest, marker],
+                default=default,
+            )
+        )
 
     def endpoint(**kwargs: Any) -> Response:
         request: Request = kwargs.pop("request")
@@ -154,9 +165,11 @@ def add_routes(app: FastAPI) -> None:
             description=op.description + f"\n\nNeeds a key with the `{_scope_doc(op)}` scope.",
             tags=[binding.tag],
             operation_id=f"{op.name}__{binding.method.lower()}_{_slug(binding.path)}",
-            responses={401: {"description": "Missing or invalid API key"},
-                       403: {"description": "The key may not do this"},
-                       422: {"description": "Invalid input (the message names the field)"}},
+            responses={
+                401: {"description": "Missing or invalid API key"},
+                403: {"description": "The key may not do this"},
+                422: {"description": "Invalid input (the message names the field)"},
+            },
         )
 
 

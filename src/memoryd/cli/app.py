@@ -35,13 +35,16 @@ def main_options(
 
 
 def _register() -> None:
-    from memoryd.cli import data, keys, mcp, memories, server
+    from memoryd.cli import cognition, data, keys, mcp, memories, server
+    from memoryd.cli import migrate as migrate_cli
 
     memories.register(app)
     data.register(app)
+    cognition.register(app)
     server.register(app)
     keys.register(app)
     mcp.register(app)
+    migrate_cli.register(app)
 
 
 _register()

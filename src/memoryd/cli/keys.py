@@ -16,7 +16,9 @@ keys_app = typer.Typer(help="Manage API keys (only their hashes are stored).", n
 def create(
     ctx: typer.Context,
     label: str = typer.Option(..., "--label", "-l", help="Who or what the key is for."),
-    scopes: str = typer.Option("read,write", "--scopes", help="Comma-separated: read, write, admin."),
+    scopes: str = typer.Option(
+        "read,write", "--scopes", help="Comma-separated: read, write, admin."
+    ),
     scope: Optional[str] = typer.Option(
         None, "--scope", help="Bind the key to one memory scope: 'user' or 'project:<name>'."
     ),
@@ -27,17 +29,28 @@ def create(
     from memoryd import keys
 
     with engine_from(ctx) as mem:
-        made = keys.create_key(mem.store, label, scopes=scopes.split(","), memory_scope=scope,
-                               agent_id=agent)
+        made = keys.create_key(
+            mem.store, label, scopes=scopes.split(","), memory_scope=scope, agent_id=agent
+        )
     if as_json:
-        print_json({"id": made.key.id, "label": made.key.label, "scopes": made.key.scopes,
-                    "memory_scope": made.key.memory_scope, "agent_id": made.key.agent_id,
-                    "key": made.secret})
+        print_json(
+            {
+                "id": made.key.id,
+                "label": made.key.label,
+                "scopes": made.key.scopes,
+                "memory_scope": made.key.memory_scope,
+                "agent_id": made.key.agent_id,
+                "key": made.secret,
+            }
+        )
         return
     typer.echo(made.secret)
     binding = (f"; scope {scope}" if scope else "") + (f"; agent {agent}" if agent else "")
-    typer.echo(f"created key {made.key.id} ({made.key.label}; scopes {','.join(made.key.scopes)}"
-               f"{binding}). It is shown only once: store it now.", err=True)
+    typer.echo(
+        f"created key {made.key.id} ({made.key.label}; scopes {','.join(made.key.scopes)}"
+        f"{binding}). It is shown only once: store it now.",
+        err=True,
+    )
 
 
 @keys_app.command("list")
@@ -55,10 +68,16 @@ def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> 
         table.add_column(column)
     for k in records:
         bound = ", ".join(x for x in (k.memory_scope, k.agent_id and f"agent:{k.agent_id}") if x)
-        table.add_row(k.id, k.label, k.prefix + "…", ",".join(k.scopes), bound or "-",
-                      f"{k.created_at:%Y-%m-%d %H:%M}",
-                      f"{k.last_used:%Y-%m-%d %H:%M}" if k.last_used else "never",
-                      "revoked" if k.revoked_at else "active")
+        table.add_row(
+            k.id,
+            k.label,
+            k.prefix + "…",
+            ",".join(k.scopes),
+            bound or "-",
+            f"{k.created_at:%Y-%m-%d %H:%M}",
+            f"{k.last_used:%Y-%m-%d %H:%M}" if k.last_used else "never",
+            "revoked" if k.revoked_at else "active",
+        )
     console.print(table)
 
 

@@ -6,8 +6,6 @@ from typing import Optional
 
 import typer
 
-from memoryd.config import Settings
-
 
 def mcp(
     ctx: typer.Context,
@@ -16,13 +14,18 @@ def mcp(
     ),
 ) -> None:
     """Serve MCP over stdio (stdout carries the protocol; logs go to stderr)."""
+    from memoryd.cli.server import prefer_single_thread_inference
+    from memoryd.config import Settings
     from memoryd.mcp.stdio import serve_stdio
+
+    prefer_single_thread_inference()
     from memoryd.opening import open as open_memory
 
     settings = Settings()
     store = (ctx.obj or {}).get("store")
-    serve_stdio(lambda: open_memory(store, settings=settings), agent_id=agent_id,
-                warm=settings.mcp_warm)
+    serve_stdio(
+        lambda: open_memory(store, settings=settings), agent_id=agent_id, warm=settings.mcp_warm
+    )
 
 
 def register(app: typer.Typer) -> None:

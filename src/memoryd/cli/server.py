@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import typer
@@ -12,6 +13,17 @@ from memoryd.config import Settings
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
+def prefer_single_thread_inference() -> None:
+    """One torch thread per inference unless OMP_NUM_THREADS says otherwise.
+
+    A server embeds one short query per request. With two threads on a busy small machine
+    each forward pass waits for its second thread at every layer: bench/results/throughput.md
+    measured a search from one client at p50 531 ms with two threads and 31 ms with one (the
+    throughput under 20 clients is about the same either way). Must run before torch loads.
+    """
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
 def serve(
     ctx: typer.Context,
     host: Optional[str] = typer.Option(None, help="Address to bind (default 127.0.0.1)."),
@@ -20,6 +32,7 @@ def serve(
     """Run the HTTP server: REST API, gateway recall/capture, and MCP at /mcp."""
     import threading
 
+    prefer_single_thread_inference()
     import uvicorn
 
     from memoryd import keys
@@ -34,11 +47,15 @@ def serve(
     bind_host = host or settings.host
     bind_port = port or settings.port
     if bind_host not in _LOOPBACK:
-        console.print(f"[yellow]warning:[/] listening on {bind_host}, reachable from other "
-                      "machines; add the names clients use to MEMORYD_ALLOWED_HOSTS for /mcp")
+        console.print(
+            f"[yellow]warning:[/] listening on {bind_host}, reachable from other "
+            "machines; add the names clients use to MEMORYD_ALLOWED_HOSTS for /mcp"
+        )
     if settings.allow_anonymous:
-        console.print("[yellow]warning:[/] MEMORYD_ALLOW_ANONYMOUS=true: requests without a key "
-                      "may read and write memories")
+        console.print(
+            "[yellow]warning:[/] MEMORYD_ALLOW_ANONYMOUS=true: requests without a key "
+            "may read and write memories"
+        )
     # Load the embedding model in the background: the first search then need not wait ~6 s.
     threading.Thread(target=engine.embedder.load, name="memoryd-warm", daemon=True).start()
     app = create_app(lambda: engine, settings)

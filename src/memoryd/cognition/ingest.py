@@ -64,9 +64,9 @@ def ingest_many(
         raise InvalidInput(f"at most {MAX_BATCH} items per ingest call, got {len(items)}")
     explicit = [("importance" in item) if isinstance(item, Mapping) else
                 ("importance" in item.model_fields_set) for item in items]
-    news = [engine._new_memory(item, allow_secrets) for item in items]
-    vectors = engine.embedder.embed([n.embed_text or n.content for n in news])
     actor = actor or Actor()
+    news = [engine.attribute(engine._new_memory(item, allow_secrets), actor) for item in items]
+    vectors = engine.embedder.embed([n.embed_text or n.content for n in news])
     return [
         _ingest_one(engine, new, vector, force_create, has_importance, actor)
         for new, vector, has_importance in zip(news, vectors, explicit)

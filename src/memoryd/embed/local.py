@@ -121,14 +121,28 @@ class LocalEmbedder(Embedder):
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         self.load()
         assert self._model is not None
+        import torch
+
         with self._infer_lock:
-            return self._model.encode(
-                texts,
-                batch_size=len(texts),
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            # A query or two: one intra-op thread. On a busy 2-core machine the second
+            # thread's scheduling made a 6 ms query take ~450 ms (bench/results/throughput.md).
+            threads = torch.get_num_threads()
+            if len(texts) <= SMALL_BATCH and threads > 1:
+                torch.set_num_threads(1)
+            try:
+                return self._model.encode(
+                    texts,
+                    batch_size=len(texts),
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                if torch.get_num_threads() != threads:
+                    torch.set_num_threads(threads)
+
+
+SMALL_BATCH = 4
 
 
 def _model_dims(model: Any) -> int | None:

@@ -13,7 +13,7 @@ user; HTTP reads the caller the auth middleware put in the request scope.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import anyio.to_thread
 from mcp.server import MCPServer
@@ -22,14 +22,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 from memoryd import __version__
-from memoryd.engine import Engine
 from memoryd.errors import MemorydError
-from memoryd.operations import Caller, Operation, as_text, tool_operations
+from memoryd.operations import CALLER_SCOPE_KEY, Caller, Operation, as_text, tool_operations
 
-CALLER_SCOPE_KEY = "memoryd.caller"
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
 INSTRUCTIONS = (
     "memoryd is your long-term memory across sessions. Before answering anything earlier work may "
     "have covered (user preferences, project decisions, past errors and fixes), call `search` or "
@@ -62,6 +63,11 @@ def http_caller(ctx: Context) -> Caller:
     return caller
 
 
+@functools.cache
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
 def _tool(name: str, op: Operation, engine_of: Callable[[], Engine], caller_of: CallerOf) -> Tool:
     async def call(ctx: Context, **arguments: Any) -> CallToolResult:
         caller = caller_of(ctx)
@@ -81,8 +87,12 @@ def _tool(name: str, op: Operation, engine_of: Callable[[], Engine], caller_of: 
         name=name,
         title=op.title,
         description=op.description,
-        parameters=op.input.model_json_schema(),
-        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_model=op.output),
+        parameters=_schema(op.input),
+        # With the schema given, the SDK builds its output validator on the first call, not
+        # at start-up (stdio start-up time matters: clients wait for tools/list).
+        fn_metadata=FuncMetadata(
+            arg_model=_RawArguments, output_model=op.output, output_schema=_schema(op.output)
+        ),
         is_async=True,
         context_kwarg="ctx",
         annotations=ToolAnnotations(

@@ -9,10 +9,12 @@ it and loads the embedding model, so the first real call rarely waits.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from memoryd.engine import Engine
 from memoryd.operations import Caller
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
 
 
 class LazyEngine:
@@ -52,8 +54,9 @@ class LazyEngine:
                 self._engine = None
 
 
-def serve_stdio(open_engine: Callable[[], Engine], *, agent_id: str | None = None,
-                warm: bool = True) -> None:
+def serve_stdio(
+    open_engine: Callable[[], Engine], *, agent_id: str | None = None, warm: bool = True
+) -> None:
     """Serve the registry's tools over stdin/stdout until the client disconnects."""
     from memoryd.mcp.server import build_server
 

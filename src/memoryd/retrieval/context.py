@@ -125,6 +125,24 @@ def _shorten(text: str, limit: int) -> tuple[str, bool]:
     return cut.rstrip() + "…", True
 
 
+def _fit(text: str, max_chars: int, room: int) -> tuple[str, bool, str] | None:
+    """(shown text, truncated?, escaped text) fitting ``room`` characters once escaped.
+
+    None when not even MIN_TRUNCATED_CHARS of it (or the whole, if shorter) would fit.
+    """
+    floor = min(len(text), MIN_TRUNCATED_CHARS)
+    limit = min(len(text), max_chars)
+    while True:
+        content, truncated = _shorten(text, limit)
+        rendered = escape(content)
+        if len(rendered) <= room:
+            return content, truncated, rendered
+        # Too long (escaping may lengthen it): shrink in proportion and try again.
+        limit = min(limit - 1, int(limit * room / len(rendered)))
+        if limit < floor:
+            return None
+
+
 def build_block(
     memories: list[Memory],
     now: datetime,
@@ -148,19 +166,10 @@ def build_block(
         header = header_of(memory, now)
         overhead = len(header) + 3  # blank line + two newlines
         room = budget_chars - used - overhead
-        content, truncated = _shorten(memory.content.strip(), max_item_chars)
-        rendered = escape(content)
-        if len(rendered) > room:
-            if room < MIN_TRUNCATED_CHARS:
-                continue
-            # Escaping can lengthen text; shorten until the escaped form fits.
-            limit = room
-            while len(rendered) > room and limit > 0:
-                content, truncated = _shorten(memory.content.strip(), limit)
-                rendered = escape(content)
-                limit -= max(8, len(rendered) - room)
-            if len(rendered) > room:
-                continue
+        fitted = _fit(memory.content.strip(), max_item_chars, room)
+        if fitted is None:
+            continue
+        content, truncated, rendered = fitted
         items.append(BlockItem(memory, header, content, truncated))
         used += overhead + len(rendered)
     if not items:

@@ -126,6 +126,9 @@ def _candidates(
         keyword_weight=settings.keyword_weight if hybrid else 1.0,
         vector_weight=settings.vector_weight if hybrid else 1.0,
     )
+    # Re-ranking moves hits only a little (relevance dominates), so the tail of the
+    # fused list never reaches the top: hydrate just the head.
+    fused = fused[: max(options.limit * 3, 30)]
     memories = engine.store.get_many([f.memory_id for f in fused])
     return [
         SearchHit(

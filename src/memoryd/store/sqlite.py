@@ -600,12 +600,23 @@ class SQLiteStore(SQLiteAuxTables, Store):
             return []
         where, params = self._where(filters, now)
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        # Rank inside FTS5 first and join only the best rows; an OR query can match
+        # a large share of the store, and joining every match before sorting is slow.
+        inner = max(200, limit * 4)
         rows = self._conn.execute(
-            f"SELECT m.id, bm25(memories_fts, {weights}) AS rank FROM memories_fts "
-            f"JOIN memories m ON m.rowid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-            [expression, *params, limit],
+            f"SELECT m.id, r.rank FROM (SELECT rowid, bm25(memories_fts, {weights}) AS rank "
+            f"FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) r "
+            f"JOIN memories m ON m.rowid = r.rowid WHERE {where} ORDER BY r.rank LIMIT ?",
+            [expression, inner, *params, limit],
         ).fetchall()
+        if len(rows) < limit:
+            # The filters removed too many of the best rows: rank among the allowed ones.
+            rows = self._conn.execute(
+                f"SELECT m.id, bm25(memories_fts, {weights}) AS rank FROM memories_fts "
+                f"JOIN memories m ON m.rowid = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
+                [expression, *params, limit],
+            ).fetchall()
         return [KeywordHit(memory_id=r[0], score=-float(r[1])) for r in rows]
 
     def vector_search(
@@ -777,6 +788,7 @@ class SQLiteStore(SQLiteAuxTables, Store):
         ) == len(self._index)
         if not (reuse and self._index.load_hnsw(self._hnsw_path)):
             self._index.ensure_hnsw()
+            self._save_index()  # so that a crash does not cost a rebuild next time
 
     def _sync_index(self, *, build_graph: bool = True) -> None:
         """Apply vectors written since the last sync (by any process) to the index."""
@@ -836,12 +848,14 @@ class SQLiteStore(SQLiteAuxTables, Store):
 
 def _is_selective(filters: SearchFilters) -> bool:
     """Whether the filters narrow the store beyond hiding superseded memories."""
+    # Tiers are coarse (most memories are hot): filtering the nearest neighbours
+    # afterwards is cheaper than listing every allowed row.
     if filters.timeframe not in (None, "all"):
         return True
     return any(
         getattr(filters, name)
         for name in ("since", "until", "node_types", "categories", "tags", "scope", "agent_id",
-                     "session_id", "tiers")
+                     "session_id")
     )
 
 

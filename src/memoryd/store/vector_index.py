@@ -19,6 +19,14 @@ from typing import Iterable
 import numpy as np
 
 _GROWTH = 1.5
+
+
+def _single_blas_thread():
+    """One BLAS thread for a matrix-vector product: on a busy 2-core machine, threaded
+    OpenBLAS made single-query products 2-50x slower (bench/results/latency.md)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
 # Exact search over the allowed rows when they are at most this share of the index.
 _EXACT_SHARE = 0.25
 
@@ -105,28 +113,31 @@ class VectorIndex:
             if allowed is not None:
                 if len(allowed) <= max(self._live * _EXACT_SHARE, self.hnsw_threshold):
                     return self._exact_subset(query, k, allowed)
-                return self._approximate(query, k, allowed_set=set(allowed.tolist()))
+                return self._approximate(query, k, allowed_set=allowed)
             if self._hnsw is not None and k <= self._live * _EXACT_SHARE:
                 return self._approximate(query, k, allowed_set=None)
             return self._exact_all(query, k)
 
     def _exact_all(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        sims = self._matrix[: self._n] @ query
+        with _single_blas_thread():
+            sims = self._matrix[: self._n] @ query
         if self._live < self._n:
             sims = np.where(self._alive[: self._n], sims, -np.inf)
         return self._top(sims, self._keys[: self._n], k)
 
     def _exact_subset(self, query: np.ndarray, k: int, allowed: np.ndarray) -> list[tuple[int, float]]:
-        positions = [self._pos[key] for key in allowed.tolist() if key in self._pos]
-        if not positions:
+        # One product over the whole matrix and a mask beats gathering the allowed rows.
+        keys = self._keys[: self._n]
+        mask = np.isin(keys, allowed) & self._alive[: self._n]
+        if not mask.any():
             return []
-        pos = np.asarray(positions, dtype=np.int64)
-        pos = pos[self._alive[pos]]
-        sims = self._matrix[pos] @ query
-        return self._top(sims, self._keys[pos], k)
+        with _single_blas_thread():
+            sims = self._matrix[: self._n] @ query
+        sims = np.where(mask, sims, -np.inf)
+        return self._top(sims, keys, min(k, int(mask.sum())))
 
     def _approximate(
-        self, query: np.ndarray, k: int, allowed_set: set[int] | None
+        self, query: np.ndarray, k: int, allowed_set: np.ndarray | None
     ) -> list[tuple[int, float]]:
         if self._hnsw is None:
             hits = self._exact_all(query, self._live)
@@ -135,7 +146,8 @@ class VectorIndex:
             matches = self._hnsw.search(query, want)
             hits = [(int(key), 1.0 - float(dist)) for key, dist in zip(matches.keys, matches.distances)]
         if allowed_set is not None:
-            hits = [hit for hit in hits if hit[0] in allowed_set]
+            keep = np.isin(np.fromiter((h[0] for h in hits), np.int64, len(hits)), allowed_set)
+            hits = [hit for hit, ok in zip(hits, keep) if ok]
         return hits[:k]
 
     @staticmethod

@@ -1,0 +1,1 @@
+"""Throughput benchmarks: REST search under concurrency, MCP stdio time-to-ready."""

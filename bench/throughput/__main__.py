@@ -1,0 +1,3 @@
+from bench.throughput.run import main
+
+main()

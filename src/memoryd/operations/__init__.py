@@ -1,0 +1,42 @@
+"""Every operation an agent or program can call, defined once (see ``registry``).
+
+Importing this package registers all of them: search, memories, knowledge (codebase,
+intentions, graph), admin, and the gateway operations of :mod:`memoryd.gateway`.
+
+>>> out = invoke(engine, "search", {"query": "typescript", "limit": 5}, Caller.local())
+>>> out.results[0].content
+"""
+
+from __future__ import annotations
+
+from memoryd.operations.admin import health_report
+from memoryd.operations.registry import (
+    CALLER_SCOPE_KEY,
+    REGISTRY,
+    Caller,
+    Forbidden,
+    Operation,
+    Strict,
+    as_text,
+    invoke,
+    operation,
+    tool_operations,
+)
+
+# isort: split
+from memoryd import gateway  # noqa: F401  (registers recall, capture, flush, session_warm)
+from memoryd.operations import admin, knowledge, memories, search  # noqa: F401
+
+__all__ = [
+    "CALLER_SCOPE_KEY",
+    "REGISTRY",
+    "Caller",
+    "Forbidden",
+    "Operation",
+    "Strict",
+    "as_text",
+    "health_report",
+    "invoke",
+    "operation",
+    "tool_operations",
+]

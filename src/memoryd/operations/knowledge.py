@@ -1,0 +1,262 @@
+"""Knowledge operations: codebase patterns and decisions, intentions, graph exploration."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from memoryd.errors import InvalidInput
+from memoryd.models import (
+    CodebaseContext,
+    Intention,
+    IntentionTrigger,
+    Memory,
+    Neighbourhood,
+    Priority,
+)
+from memoryd.operations.registry import (
+    Caller,
+    Forbidden,
+    MemoryId,
+    Strict,
+    get_visible,
+    operation,
+)
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
+
+# --- codebase -----------------------------------------------------------------------
+class CodebaseInput(Strict):
+    """Arguments of the codebase tool."""
+
+    action: Literal["remember_pattern", "remember_decision", "get_context"]
+    codebase: str = Field(
+        min_length=1, max_length=128, description="The codebase (repository) name."
+    )
+    name: str | None = Field(None, max_length=200, description="Pattern name (remember_pattern).")
+    description: str | None = Field(None, max_length=20_000, description="Pattern description.")
+    decision: str | None = Field(
+        None, max_length=20_000, description="The decision (remember_decision)."
+    )
+    rationale: str | None = Field(None, max_length=20_000)
+    alternatives: list[str] = Field(default_factory=list, max_length=50)
+    files: list[str] = Field(default_factory=list, max_length=200, description="Files it concerns.")
+    limit: int = Field(10, ge=1, le=200, description="get_context: how many of each kind.")
+
+    @model_validator(mode="after")
+    def _needs(self) -> CodebaseInput:
+        if self.action == "remember_pattern" and not (self.name and self.description):
+            raise ValueError("remember_pattern needs name and description")
+        if self.action == "remember_decision" and not self.decision:
+            raise ValueError("remember_decision needs decision")
+        return self
+
+
+class CodebaseOutput(BaseModel):
+    action: str
+    memory: Memory | None = None
+    context: CodebaseContext | None = None
+
+    def as_text(self) -> str:
+        if self.memory is not None:
+            return f"Stored {self.memory.node_type} {self.memory.id}: {self.memory.content}"
+        assert self.context is not None
+        c = self.context
+        lines = [f"Codebase {c.codebase}: {len(c.patterns)} patterns, {len(c.decisions)} decisions"]
+        lines += [f"- pattern: {m.content}" for m in c.patterns]
+        lines += [f"- decision: {m.content}" for m in c.decisions]
+        lines += [f"- intention ({i.priority}): {i.description}" for i in c.intentions]
+        return "\n".join(lines)
+
+
+def _codebase_scope(caller: Caller, codebase: str) -> None:
+    if caller.memory_scope is not None and caller.memory_scope != f"project:{codebase}":
+        raise Forbidden(f"this key is limited to scope {caller.memory_scope!r}")
+
+
+@operation(
+    "codebase",
+    title="Codebase patterns and decisions",
+    input=CodebaseInput,
+    output=CodebaseOutput,
+    scope=lambda d: "read" if d.action == "get_context" else "write",
+    tools=("codebase",),
+)
+def codebase(engine: Engine, data: CodebaseInput, caller: Caller) -> CodebaseOutput:
+    """Remember how a codebase works. remember_pattern: a code pattern or convention (name,
+    description, files); remember_decision: an architectural decision with its rationale and the
+    alternatives considered; get_context: the patterns, decisions and due intentions for a
+    codebase, optionally only those touching some files. Call get_context when starting work."""
+    _codebase_scope(caller, data.codebase)
+    actor = caller.actor()
+    if data.action == "remember_pattern":
+        memory = engine.remember_pattern(
+            data.name, data.description, data.files, data.codebase, actor=actor
+        )
+        return CodebaseOutput(action=data.action, memory=memory)
+    if data.action == "remember_decision":
+        memory = engine.remember_decision(
+            data.decision, data.rationale, data.alternatives, data.files, data.codebase, actor=actor
+        )
+        return CodebaseOutput(action=data.action, memory=memory)
+    context = engine.codebase_context(data.codebase, files=data.files or None, limit=data.limit)
+    if caller.bound_agent is not None:
+        keep = lambda ms: [m for m in ms if m.agent_id == caller.bound_agent]  # noqa: E731
+        context = context.model_copy(
+            update={"patterns": keep(context.patterns), "decisions": keep(context.decisions)}
+        )
+    return CodebaseOutput(action=data.action, context=context)
+
+
+# --- intentions ---------------------------------------------------------------------
+class IntentionCheckContext(Strict):
+    codebase: str | None = None
+    files: list[str] = Field(default_factory=list, max_length=200)
+    topic: str | None = None
+    text: str | None = Field(None, max_length=20_000)
+    event: str | None = None
+
+
+class IntentionInput(Strict):
+    """Arguments of the intention tool."""
+
+    action: Literal["set", "check", "update", "list"]
+    description: str | None = Field(None, max_length=4000, description="What to do (set).")
+    trigger: IntentionTrigger | None = Field(
+        None,
+        description="set: {type: time, at | in_minutes} | {type: context, codebase, "
+        "file_pattern, topic} | {type: event, event}.",
+    )
+    priority: Priority = "normal"
+    deadline: datetime | None = None
+    id: str | None = Field(None, max_length=256, description="The intention (update).")
+    status: str | None = Field(
+        None,
+        description="update: complete | snooze | cancel. list: active, snoozed, completed, "
+        "cancelled, fired or all (default: open ones).",
+    )
+    snooze_minutes: float | None = Field(None, gt=0, le=525_600)
+    context: IntentionCheckContext | None = Field(
+        None, description="check: what the agent is doing now."
+    )
+
+    @model_validator(mode="after")
+    def _needs(self) -> IntentionInput:
+        if self.action == "set" and not (self.description and self.trigger):
+            raise ValueError("set needs description and trigger")
+        if self.action == "update":
+            if not self.id:
+                raise ValueError("update needs id")
+            if self.status not in ("complete", "snooze", "cancel"):
+                raise ValueError("update needs status complete, snooze or cancel")
+        return self
+
+
+class IntentionOutput(BaseModel):
+    action: str
+    intention: Intention | None = None
+    intentions: list[Intention] = []
+
+    def as_text(self) -> str:
+        if self.intention is not None:
+            i = self.intention
+            due = f", due {i.due_at:%Y-%m-%d %H:%M}" if i.due_at else ""
+            return f"Intention {i.id} ({i.status}, {i.priority}{due}): {i.description}"
+        if not self.intentions:
+            return "No intentions."
+        return "\n".join(
+            f"- [{i.priority}] {i.description} (id={i.id}, {i.status})" for i in self.intentions
+        )
+
+
+def visible_intentions(caller: Caller, intentions: list[Intention]) -> list[Intention]:
+    return [
+        i
+        for i in intentions
+        if (caller.memory_scope is None or i.scope == caller.memory_scope)
+        and (caller.bound_agent is None or i.agent_id == caller.bound_agent)
+    ]
+
+
+@operation(
+    "intention",
+    title="Prospective memory",
+    input=IntentionInput,
+    output=IntentionOutput,
+    scope=lambda d: "write" if d.action in ("set", "update") else "read",
+    tools=("intention",),
+)
+def intention(engine: Engine, data: IntentionInput, caller: Caller) -> IntentionOutput:
+    """Remember to do something later. set: a description plus a trigger (a time: at or
+    in_minutes; a context: codebase, file_pattern, topic; or an event); check: the intentions
+    due now or matching the current context; update: complete, snooze or cancel one by id;
+    list: intentions by status."""
+    out = IntentionOutput(action=data.action)
+    if data.action == "set":
+        out.intention = engine.set_intention(
+            data.description,
+            data.trigger,
+            priority=data.priority,
+            deadline=data.deadline,
+            agent_id=caller.agent_id,
+            scope=caller.memory_scope or "user",
+        )
+    elif data.action == "check":
+        context = data.context.model_dump() if data.context else {}
+        out.intentions = visible_intentions(caller, engine.check_intentions(context))
+    elif data.action == "update":
+        visible = visible_intentions(caller, engine.list_intentions("all"))
+        if not any(i.id == data.id for i in visible):
+            raise InvalidInput(f"no intention with id {data.id!r}")
+        out.intention = engine.update_intention(
+            data.id, data.status, snooze_minutes=data.snooze_minutes
+        )
+    else:
+        out.intentions = visible_intentions(caller, engine.list_intentions(data.status))
+    return out
+
+
+# --- graph, maintenance, status -----------------------------------------------------
+class ExploreInput(Strict):
+    id: str = MemoryId
+    depth: int = Field(2, ge=1, le=3, description="How many hops.")
+
+
+class ExploreOutput(Neighbourhood):
+    def as_text(self) -> str:
+        lines = [f"{self.center.id}: {self.center.content}"]
+        lines += [
+            f"{'  ' * n.depth}-{n.edge_type}({n.weight:.2f})-> {n.memory.id}: {n.memory.content}"
+            for n in self.neighbours
+        ]
+        return "\n".join(lines)
+
+
+@operation(
+    "explore",
+    title="Explore connections",
+    input=ExploreInput,
+    output=ExploreOutput,
+    scope="read",
+    read_only=True,
+    idempotent=True,
+    tools=("explore",),
+)
+def explore(engine: Engine, data: ExploreInput, caller: Caller) -> ExploreOutput:
+    """The memories connected to one memory (related, caused_by, supersedes, ...), up to 3 hops."""
+    get_visible(engine, data.id, caller)
+    hood = engine.explore(data.id, depth=data.depth)
+    if caller.bound:
+        seen = {n.memory.id for n in hood.neighbours if caller.can_see(n.memory)}
+        seen.add(hood.center.id)
+        hood = hood.model_copy(
+            update={
+                "neighbours": [n for n in hood.neighbours if n.memory.id in seen],
+                "edges": [e for e in hood.edges if e.source_id in seen and e.target_id in seen],
+            }
+        )
+    return ExploreOutput.model_validate(hood.model_dump())

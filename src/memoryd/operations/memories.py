@@ -1,0 +1,480 @@
+"""Operations on memories: smart ingest, the ``memory`` tool, feedback, ``memory_store``,
+and the REST resources (create, get, update, delete, list, history)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from memoryd.errors import InvalidInput, MemoryNotFound
+from memoryd.keys import KeyScope
+from memoryd.models import (
+    HistoryEntry,
+    IngestResult,
+    Memory,
+    MemoryStateReport,
+    NodeType,
+    SearchFilters,
+    Severity,
+)
+from memoryd.operations.registry import Caller, MemoryId, Strict, get_visible, operation
+from memoryd.operations.search import FilterFields
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
+
+# --- smart ingest -------------------------------------------------------------------
+class IngestFields(Strict):
+    """What a memory to ingest may carry."""
+
+    node_type: NodeType = Field(
+        "fact", description="fact, preference, decision, pattern, event, error, ..."
+    )
+    tags: list[str] = Field(default_factory=list, max_length=64)
+    source: str | None = Field(None, max_length=1024, description="Where it came from.")
+    summary: str | None = Field(None, max_length=2000)
+    category: str | None = Field(None, max_length=128)
+    subcategory: str | None = Field(None, max_length=128)
+    importance: float | None = Field(None, ge=0.0, le=1.0)
+    severity: Severity | None = None
+    scope: str | None = Field(None, description="'user' (default) or 'project:<name>'.")
+    session_id: str | None = Field(None, max_length=256)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class IngestItem(IngestFields):
+    content: str = Field(min_length=1, description="The memory, in one or a few sentences.")
+
+
+class IngestInput(IngestFields):
+    """Arguments of smart_ingest: one ``content`` or up to 50 ``items``."""
+
+    content: str | None = Field(None, min_length=1, description="The memory to store.")
+    items: list[IngestItem] | None = Field(
+        None, min_length=1, max_length=50, description="A batch (instead of content)."
+    )
+    force_create: bool = Field(False, description="Store as new even if a near-duplicate exists.")
+    allow_secrets: bool = Field(False, description="Store even if it looks like a credential.")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> IngestInput:
+        if (self.content is None) == (self.items is None):
+            raise ValueError("give either content or items, not both or neither")
+        return self
+
+
+class IngestOutput(BaseModel):
+    """What smart ingest decided for each item (decision etc. repeat the first item's)."""
+
+    decision: str
+    memory_id: str
+    similarity: float | None = None
+    superseded_id: str | None = None
+    reason: str
+    results: list[IngestResult]
+
+    @classmethod
+    def of(cls, results: list[IngestResult]) -> IngestOutput:
+        first = results[0]
+        return cls(
+            decision=first.decision,
+            memory_id=first.memory_id,
+            similarity=first.similarity,
+            superseded_id=first.superseded_id,
+            reason=first.reason,
+            results=results,
+        )
+
+    def as_text(self) -> str:
+        lines = []
+        for r in self.results:
+            sim = f" (similarity {r.similarity:.2f})" if r.similarity is not None else ""
+            lines.append(f"{r.decision.upper()} {r.memory_id}{sim}: {r.reason}")
+        return "\n".join(lines)
+
+
+def ingest_items(
+    engine: Engine,
+    items: list[dict[str, Any]],
+    caller: Caller,
+    *,
+    force_create: bool = False,
+    allow_secrets: bool = False,
+) -> list[IngestResult]:
+    """Smart-ingest items (dicts of IngestItem fields) for a caller: scope/agent stamped on."""
+    prepared = [caller.write_fields(item) for item in items]
+    return engine.ingest_many(
+        prepared, force_create=force_create, allow_secrets=allow_secrets, actor=caller.actor()
+    )
+
+
+@operation(
+    "smart_ingest",
+    title="Store a memory (smart)",
+    input=IngestInput,
+    output=IngestOutput,
+    scope="write",
+    tools=("smart_ingest", "ingest"),
+)
+def smart_ingest(engine: Engine, data: IngestInput, caller: Caller) -> IngestOutput:
+    """Store something worth remembering. Compares it with what is already stored and decides:
+    create a new memory, update or reinforce a near-duplicate, supersede a contradicted one, or
+    merge several. Store durable facts, preferences, decisions and lessons, one idea per memory.
+    Pass items (up to 50) to store a batch."""
+    shared = data.model_dump(
+        exclude={"content", "items", "force_create", "allow_secrets"}, exclude_none=True
+    )
+    if data.items is not None:
+        items = [{**shared, **item.model_dump(exclude_unset=True)} for item in data.items]
+    else:
+        items = [{**shared, "content": data.content}]
+    results = ingest_items(
+        engine, items, caller, force_create=data.force_create, allow_secrets=data.allow_secrets
+    )
+    return IngestOutput.of(results)
+
+
+# --- one memory ---------------------------------------------------------------------
+class MemoryActionInput(Strict):
+    """Arguments of the memory tool."""
+
+    action: Literal[
+        "get", "delete", "state", "promote", "demote", "edit", "history", "versions", "purge"
+    ]
+    id: str = MemoryId
+    reason: str | None = Field(None, max_length=2000, description="Why (promote, demote).")
+    content: str | None = Field(None, min_length=1, description="New content (edit).")
+    summary: str | None = None
+    node_type: NodeType | None = None
+    category: str | None = Field(None, max_length=128)
+    tags: list[str] | None = Field(None, max_length=64)
+    importance: float | None = Field(None, ge=0.0, le=1.0)
+    severity: Severity | None = None
+    metadata: dict[str, Any] | None = None
+
+    def changes(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"action", "id", "reason"}, exclude_none=True)
+
+
+class MemoryActionOutput(BaseModel):
+    """The result of a memory action: the memory, its state or its history."""
+
+    action: str
+    id: str
+    memory: Memory | None = None
+    state: MemoryStateReport | None = None
+    history: list[HistoryEntry] | None = None
+    versions: list[Memory] | None = None
+    deleted: bool = False
+
+    def as_text(self) -> str:
+        if self.deleted:
+            return f"Deleted memory {self.id}."
+        if self.history is not None:
+            return "\n".join(
+                f"#{h.seq} {h.at:%Y-%m-%d %H:%M} {h.operation}{' by ' + h.actor if h.actor else ''}"
+                for h in self.history
+            )
+        if self.versions is not None:
+            return "\n".join(
+                f"{'current' if i == 0 else 'older'} {m.id} ({m.updated_at:%Y-%m-%d}): {m.content}"
+                for i, m in enumerate(self.versions)
+            )
+        if self.state is not None:
+            s = self.state
+            return (
+                f"Memory {s.id}: {s.state}, tier {s.tier}, retention {s.retention:.2f}, "
+                f"stability {s.stability_days:.1f} days, accessed {s.access_count} times"
+            )
+        assert self.memory is not None
+        m = self.memory
+        tags = ",".join(m.tags)
+        return f"[{m.node_type}] {m.content}\nid={m.id} tags={tags} updated={m.updated_at:%Y-%m-%d}"
+
+
+_MEMORY_SCOPES: dict[str, KeyScope] = {
+    "get": "read",
+    "state": "read",
+    "history": "read",
+    "versions": "read",
+    "purge": "admin",
+}
+
+
+@operation(
+    "memory",
+    title="Read or change one memory",
+    input=MemoryActionInput,
+    output=MemoryActionOutput,
+    scope=lambda d: _MEMORY_SCOPES.get(d.action, "write"),
+    destructive=True,
+    tools=("memory",),
+)
+def memory_action(engine: Engine, data: MemoryActionInput, caller: Caller) -> MemoryActionOutput:
+    """Act on one memory by id. get: the memory; state: how strong it is now (active, dormant,
+    silent); history: every change; versions: it and the older memories it superseded;
+    promote: it was right or helpful (strengthens it); demote: it was wrong or stale (weakens
+    it, keeps it); edit: change content/tags/type/importance; delete: remove it (history
+    keeps a tombstone); purge: remove it and scrub its history (admin)."""
+    memory = get_visible(engine, data.id, caller)
+    actor, out = caller.actor(), MemoryActionOutput(action=data.action, id=data.id)
+    if data.action == "get":
+        out.memory = memory
+    elif data.action == "state":
+        out.state = engine.memory_state(data.id)
+    elif data.action == "history":
+        out.history = engine.history(data.id)
+    elif data.action == "versions":
+        out.versions = [m for m in engine.versions(data.id) if caller.can_see(m)]
+    elif data.action == "promote":
+        out.memory = engine.promote(data.id, reason=data.reason, actor=actor)
+    elif data.action == "demote":
+        out.memory = engine.demote(data.id, reason=data.reason, actor=actor)
+    elif data.action == "edit":
+        changes = data.changes()
+        if not changes:
+            raise InvalidInput(
+                "edit needs at least one of content, summary, node_type, "
+                "category, tags, importance, severity, metadata"
+            )
+        out.memory = engine.update(data.id, actor=actor, **changes)
+    elif data.action == "delete":
+        engine.delete(data.id, actor=actor)
+        out.deleted = True
+    else:  # purge
+        engine.purge(data.id, actor=actor)
+        out.deleted = True
+    return out
+
+
+class FeedbackInput(Strict):
+    """Arguments of promote and demote."""
+
+    id: str = MemoryId
+    reason: str | None = Field(None, max_length=2000)
+
+
+@operation("promote", title="Promote a memory", input=FeedbackInput, output=Memory, scope="write")
+def promote(engine: Engine, data: FeedbackInput, caller: Caller) -> Memory:
+    """The memory was right or helpful: strengthen it."""
+    get_visible(engine, data.id, caller)
+    return engine.promote(data.id, reason=data.reason, actor=caller.actor())
+
+
+@operation("demote", title="Demote a memory", input=FeedbackInput, output=Memory, scope="write")
+def demote(engine: Engine, data: FeedbackInput, caller: Caller) -> Memory:
+    """The memory was wrong or stale: weaken it (it is kept, and can be promoted again)."""
+    get_visible(engine, data.id, caller)
+    return engine.demote(data.id, reason=data.reason, actor=caller.actor())
+
+
+# --- AgentOS names: memory_store / memory_recall ------------------------------------
+class MemoryStoreInput(Strict):
+    """Arguments of memory_store (the AgentOS / OpenClaw memory tool)."""
+
+    summary: str | None = Field(None, max_length=2000, description="One line: what to remember.")
+    detail: str | None = Field(None, description="The full text (defaults to summary).")
+    text: str | None = Field(None, description="Alias of detail (memory-lancedb's name).")
+    category: str | None = Field(
+        None, max_length=128, description="e.g. conversation, diagnosis, error."
+    )
+    tags: list[str] = Field(default_factory=list, max_length=64)
+    importance: float | None = Field(None, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _some_text(self) -> MemoryStoreInput:
+        if not any(v and v.strip() for v in (self.summary, self.detail, self.text)):
+            raise ValueError("give summary, detail or text")
+        return self
+
+
+@operation(
+    "memory_store",
+    title="Store a memory (AgentOS)",
+    input=MemoryStoreInput,
+    output=IngestOutput,
+    scope="write",
+    tools=("memory_store",),
+)
+def memory_store(engine: Engine, data: MemoryStoreInput, caller: Caller) -> IngestOutput:
+    """Explicitly store something important in long-term memory: a summary line plus optional
+    detail, a category and tags. Near-duplicates are merged rather than stored twice."""
+    content = (data.detail or data.text or data.summary or "").strip()
+    summary = data.summary.strip() if data.summary and data.summary.strip() != content else None
+    item = {
+        "content": content,
+        "summary": summary,
+        "category": data.category,
+        "tags": data.tags,
+        "importance": data.importance,
+    }
+    return IngestOutput.of(ingest_items(engine, [item], caller))
+
+
+# --- resources (REST /api/v1) --------------------------------------------------------
+class MemoryCreateInput(Strict):
+    """A memory to store as given (no similarity gating)."""
+
+    content: str = Field(min_length=1)
+    summary: str | None = None
+    node_type: NodeType = "fact"
+    category: str | None = Field(None, max_length=128)
+    subcategory: str | None = Field(None, max_length=128)
+    tags: list[str] = Field(default_factory=list, max_length=64)
+    source: str | None = Field(None, max_length=1024)
+    session_id: str | None = Field(None, max_length=256)
+    scope: str | None = None
+    importance: float = Field(0.5, ge=0.0, le=1.0)
+    severity: Severity | None = None
+    created_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+@operation(
+    "memory_create", title="Create a memory", input=MemoryCreateInput, output=Memory, scope="write"
+)
+def memory_create(engine: Engine, data: MemoryCreateInput, caller: Caller) -> Memory:
+    """Store one memory exactly as given (use smart_ingest to deduplicate)."""
+    fields = caller.write_fields(data.model_dump(exclude_none=True))
+    return engine.add(fields.pop("content"), actor=caller.actor(), **fields)
+
+
+class MemoryIdInput(Strict):
+    id: str = MemoryId
+
+
+@operation(
+    "memory_get",
+    title="Get a memory",
+    input=MemoryIdInput,
+    output=Memory,
+    scope="read",
+    read_only=True,
+    idempotent=True,
+)
+def memory_get(engine: Engine, data: MemoryIdInput, caller: Caller) -> Memory:
+    """One memory by id."""
+    return get_visible(engine, data.id, caller)
+
+
+class MemoryUpdateInput(Strict):
+    id: str = MemoryId
+    content: str | None = Field(None, min_length=1)
+    summary: str | None = None
+    node_type: NodeType | None = None
+    category: str | None = Field(None, max_length=128)
+    subcategory: str | None = Field(None, max_length=128)
+    tags: list[str] | None = Field(None, max_length=64)
+    source: str | None = Field(None, max_length=1024)
+    importance: float | None = Field(None, ge=0.0, le=1.0)
+    severity: Severity | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@operation(
+    "memory_update", title="Update a memory", input=MemoryUpdateInput, output=Memory, scope="write"
+)
+def memory_update(engine: Engine, data: MemoryUpdateInput, caller: Caller) -> Memory:
+    """Change fields of a memory (new content is re-embedded); returns the new version."""
+    get_visible(engine, data.id, caller)
+    changes = data.model_dump(exclude={"id"}, exclude_unset=True)
+    return engine.update(data.id, actor=caller.actor(), **changes)
+
+
+class MemoryDeleteInput(Strict):
+    id: str = MemoryId
+    purge: bool = Field(False, description="Also scrub the content from history (admin).")
+
+
+class DeleteOutput(BaseModel):
+    id: str
+    deleted: bool
+    purged: bool = False
+
+
+@operation(
+    "memory_delete",
+    title="Delete a memory",
+    input=MemoryDeleteInput,
+    output=DeleteOutput,
+    scope=lambda d: "admin" if d.purge else "write",
+    destructive=True,
+    idempotent=True,
+)
+def memory_delete(engine: Engine, data: MemoryDeleteInput, caller: Caller) -> DeleteOutput:
+    """Delete a memory with its vector and edges; history keeps a tombstone unless purged."""
+    get_visible(engine, data.id, caller)
+    if data.purge:
+        engine.purge(data.id, actor=caller.actor())
+    else:
+        engine.delete(data.id, actor=caller.actor())
+    return DeleteOutput(id=data.id, deleted=True, purged=data.purge)
+
+
+class MemoryListInput(FilterFields):
+    limit: int = Field(50, ge=1, le=1000)
+    offset: int = Field(0, ge=0, le=10_000_000)
+    order: Literal["created_desc", "created_asc", "updated_desc"] = "created_desc"
+
+
+class MemoryPage(BaseModel):
+    items: list[Memory]
+    total: int
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+@operation(
+    "memory_list",
+    title="List memories",
+    input=MemoryListInput,
+    output=MemoryPage,
+    scope="read",
+    read_only=True,
+    idempotent=True,
+)
+def memory_list(engine: Engine, data: MemoryListInput, caller: Caller) -> MemoryPage:
+    """Memories matching the filters, newest first, paged by limit and offset."""
+    filters = caller.read_filters(data.filters())
+    items = engine.list(filters, limit=data.limit, offset=data.offset, order=data.order)
+    total = engine.store.count(SearchFilters.model_validate(filters), now=engine.clock())
+    more = data.offset + len(items) < total
+    return MemoryPage(
+        items=items,
+        total=total,
+        limit=data.limit,
+        offset=data.offset,
+        next_offset=data.offset + len(items) if more else None,
+    )
+
+
+class HistoryOutput(BaseModel):
+    id: str
+    entries: list[HistoryEntry]
+
+
+@operation(
+    "history",
+    title="History of a memory",
+    input=MemoryIdInput,
+    output=HistoryOutput,
+    scope="read",
+    read_only=True,
+    idempotent=True,
+)
+def history(engine: Engine, data: MemoryIdInput, caller: Caller) -> HistoryOutput:
+    """Every recorded change of a memory, oldest first (deleted memories keep theirs)."""
+    entries = engine.history(data.id)
+    if caller.bound:
+        memory = engine.store.get(data.id)
+        if memory is None or not caller.can_see(memory):
+            raise MemoryNotFound(data.id)
+    return HistoryOutput(id=data.id, entries=entries)

@@ -1,0 +1,303 @@
+"""The operation registry: every operation an agent or program can call, defined once.
+
+Each :class:`Operation` names an engine call with a typed input model, a typed output
+model, the key scope it needs (``read`` < ``write`` < ``admin``) and how it behaves
+(read-only, destructive, idempotent). The MCP server (``memoryd.mcp``) turns the
+operations with ``tools`` into MCP tools; the REST app (``memoryd.api``) binds them to
+routes. Neither face holds logic: they parse, call :func:`invoke`, and format.
+
+Who calls is a :class:`Caller`: its scopes, and optionally a memory scope
+(``project:x``) and/or agent it is bound to. A bound caller sees and writes only its
+own memories; that rule is applied here, once, for every face.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memoryd.errors import InvalidInput, MemorydError, MemoryNotFound
+from memoryd.keys import KeyScope, grants
+from memoryd.models import ApiKey, Memory
+
+if TYPE_CHECKING:  # the engine (and numpy) load on first use: `memoryd mcp` starts faster
+    from memoryd.engine import Engine
+    from memoryd.store.base import Actor
+
+Timeframe = Literal["1h", "24h", "7d", "30d", "90d", "all"]
+ALL_SCOPES: frozenset[str] = frozenset({"read", "write", "admin"})
+# Where HTTP auth leaves the verified Caller in the ASGI scope (read by routes and MCP tools).
+CALLER_SCOPE_KEY = "memoryd.caller"
+
+
+class Forbidden(MemorydError, PermissionError):
+    """The caller's key does not allow this operation (or this scope/agent)."""
+
+
+# --- who calls ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: scopes, the key (if any) and the scope/agent it is bound to.
+
+    ``agent_id`` is the effective agent: the key's bound agent, else the ``X-Agent-Id``
+    the client sent. It is stamped on writes and recorded in history; it never widens
+    what the caller may see.
+    """
+
+    scopes: frozenset[str] = ALL_SCOPES
+    name: str = "local"
+    key_id: str | None = None
+    memory_scope: str | None = None
+    bound_agent: str | None = None
+    agent_id: str | None = None
+
+    @classmethod
+    def local(cls, name: str = "local", agent_id: str | None = None) -> Caller:
+        """A trusted local caller (stdio MCP, CLI): every scope, nothing bound."""
+        return cls(name=name, agent_id=agent_id)
+
+    @classmethod
+    def anonymous(cls, agent_id: str | None = None) -> Caller:
+        """An unauthenticated HTTP caller (only with MEMORYD_ALLOW_ANONYMOUS): read and write."""
+        return cls(scopes=frozenset({"read", "write"}), name="anonymous", agent_id=agent_id)
+
+    @classmethod
+    def from_key(cls, key: ApiKey, agent_header: str | None = None) -> Caller:
+        """The caller a verified key stands for; a key bound to an agent cannot act as another."""
+        if key.agent_id and agent_header and agent_header != key.agent_id:
+            raise Forbidden(
+                f"this key is bound to agent {key.agent_id!r}; X-Agent-Id {agent_header!r} "
+                "is not allowed"
+            )
+        return cls(
+            scopes=frozenset(key.scopes),
+            name=f"key:{key.label}",
+            key_id=key.id,
+            memory_scope=key.memory_scope,
+            bound_agent=key.agent_id,
+            agent_id=key.agent_id or agent_header,
+        )
+
+    @property
+    def bound(self) -> bool:
+        """Whether the caller is limited to one memory scope or agent."""
+        return self.memory_scope is not None or self.bound_agent is not None
+
+    def actor(self) -> Actor:
+        """The actor recorded in history for this caller's changes."""
+        from memoryd.store.base import Actor
+
+        return Actor(name=self.name, agent_id=self.agent_id)
+
+    def require(self, needed: KeyScope) -> None:
+        """Raise Forbidden unless the caller's scopes grant ``needed``."""
+        if not grants(self.scopes, needed):
+            have = ", ".join(sorted(self.scopes)) or "none"
+            raise Forbidden(f"this operation needs the {needed!r} scope; the key has {have}")
+
+    # The three rules for bound callers, used by every handler below.
+    def read_filters(self, filters: dict[str, Any]) -> dict[str, Any]:
+        """Filters narrowed to the caller's scope/agent (asking for another is Forbidden)."""
+        out = dict(filters)
+        for name, bound in (("scope", self.memory_scope), ("agent_id", self.bound_agent)):
+            if bound is None:
+                continue
+            if out.get(name) not in (None, bound):
+                raise Forbidden(f"this key is limited to {name} {bound!r}")
+            out[name] = bound
+        return out
+
+    def write_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """Fields of a new memory with the caller's scope and agent stamped on."""
+        out = dict(fields)
+        if self.memory_scope is not None:
+            if out.get("scope") not in (None, self.memory_scope):
+                raise Forbidden(f"this key may only write to scope {self.memory_scope!r}")
+            out["scope"] = self.memory_scope
+        if self.agent_id is not None:
+            out["agent_id"] = self.agent_id
+        return {k: v for k, v in out.items() if v is not None}
+
+    def can_see(self, memory: Memory) -> bool:
+        """Whether the caller may see the memory."""
+        return (self.memory_scope is None or memory.scope == self.memory_scope) and (
+            self.bound_agent is None or memory.agent_id == self.bound_agent
+        )
+
+    def visible(self, memory: Memory) -> Memory:
+        """The memory, if the caller may see it; otherwise MemoryNotFound (nothing leaks)."""
+        if not self.can_see(memory):
+            raise MemoryNotFound(memory.id)
+        return memory
+
+
+# --- the registry -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Operation:
+    """One operation: its models, the engine call, the scope it needs and how it behaves."""
+
+    name: str
+    title: str
+    description: str
+    input: type[BaseModel]
+    output: type[BaseModel]
+    handler: Callable[[Engine, Any, Caller], BaseModel]
+    scope: KeyScope | Callable[[Any], KeyScope]
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    tools: tuple[str, ...] = ()  # MCP tool names (first is canonical); () = not a tool
+    bound_ok: bool = True  # usable by keys bound to a scope/agent
+
+    def needed_scope(self, data: BaseModel) -> KeyScope:
+        return self.scope(data) if callable(self.scope) else self.scope
+
+    def parse(self, arguments: BaseModel | Mapping[str, Any] | None) -> BaseModel:
+        """Validate raw arguments into the input model; InvalidInput names the bad fields."""
+        if isinstance(arguments, self.input):
+            _check_text(arguments.model_dump(), "")
+            return arguments
+        if isinstance(arguments, BaseModel):
+            arguments = arguments.model_dump(exclude_unset=True)
+        data = dict(arguments or {})
+        _check_text(data, "")
+        try:
+            return self.input.model_validate(_decode_json_strings(self.input, data))
+        except ValidationError as exc:
+            from memoryd.engine import validation_message
+
+            raise InvalidInput(validation_message(exc)) from exc
+
+    def run(self, engine: Engine, arguments: Any, caller: Caller) -> BaseModel:
+        """Parse, authorise and call the engine."""
+        data = self.parse(arguments)
+        caller.require(self.needed_scope(data))
+        if caller.bound and not self.bound_ok:
+            raise Forbidden(f"{self.name} is not available to a key bound to a scope or agent")
+        return self.handler(engine, data, caller)
+
+
+REGISTRY: dict[str, Operation] = {}
+
+
+def operation(
+    name: str,
+    *,
+    title: str,
+    input: type[BaseModel],
+    output: type[BaseModel],
+    scope: KeyScope | Callable[[Any], KeyScope],
+    **flags: Any,
+) -> Callable[
+    [Callable[[Engine, Any, Caller], BaseModel]], Callable[[Engine, Any, Caller], BaseModel]
+]:
+    """Register the decorated handler; its docstring is the description agents read."""
+
+    def register(fn: Callable[[Engine, Any, Caller], BaseModel]) -> Callable[..., BaseModel]:
+        if name in REGISTRY:
+            raise ValueError(f"operation {name!r} registered twice")
+        doc = " ".join((fn.__doc__ or "").split())
+        REGISTRY[name] = Operation(name, title, doc, input, output, fn, scope, **flags)
+        return fn
+
+    return register
+
+
+def invoke(engine: Engine, name: str, arguments: Any, caller: Caller) -> BaseModel:
+    """Run the operation ``name``; raises MemorydError subclasses on bad input or access."""
+    try:
+        op = REGISTRY[name]
+    except KeyError:
+        raise InvalidInput(f"unknown operation {name!r}") from None
+    return op.run(engine, arguments, caller)
+
+
+# The order tools are listed in: what an agent needs most first.
+TOOL_ORDER = (
+    "search",
+    "recall",
+    "smart_ingest",
+    "ingest",
+    "memory",
+    "memory_store",
+    "memory_recall",
+    "codebase",
+    "intention",
+    "explore",
+    "consolidate",
+    "stats",
+    "health",
+)
+
+
+def tool_operations() -> dict[str, Operation]:
+    """MCP tool name -> operation, aliases included, in TOOL_ORDER (others after)."""
+    tools = {tool: op for op in REGISTRY.values() for tool in op.tools}
+    rank = {name: i for i, name in enumerate(TOOL_ORDER)}
+    return dict(sorted(tools.items(), key=lambda item: rank.get(item[0], len(rank))))
+
+
+def as_text(result: BaseModel) -> str:
+    """A readable rendering of an operation's result (what an agent reads)."""
+    render = getattr(result, "as_text", None)
+    if callable(render):
+        return render()
+    return result.model_dump_json(indent=2, exclude_none=True)
+
+
+def _check_text(value: Any, where: str) -> None:
+    """Reject strings that are not valid Unicode (lone surrogates from JSON escapes)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"{where or 'input'}: text is not valid Unicode") from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_text(key, where)
+            _check_text(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_text(item, f"{where}.{i}" if where else str(i))
+
+
+def _decode_json_strings(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """Accept JSON-encoded lists/objects where a list/object is expected.
+
+    Some MCP clients (Claude Desktop) send ``"[\\"a\\"]"`` for a list argument.
+    """
+    for name, info in model.model_fields.items():
+        value = data.get(name)
+        if not isinstance(value, str) or not value.lstrip().startswith(("[", "{")):
+            continue
+        annotation = info.annotation
+        kinds = {get_origin(a) or a for a in (get_args(annotation) or (annotation,))}
+        if kinds & {list, dict} or any(
+            isinstance(k, type) and issubclass(k, BaseModel) for k in kinds
+        ):
+            try:
+                data[name] = json.loads(value)
+            except ValueError:
+                pass
+    return data
+
+
+class Strict(BaseModel):
+    """Base of input models: unknown fields are errors that name the field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoInput(Strict):
+    """No arguments."""
+
+
+MemoryId = Field(min_length=1, max_length=256, description="The memory's id.")
+
+
+def get_visible(engine: Engine, memory_id: str, caller: Caller) -> Memory:
+    """A memory by id, if the caller may see it (MemoryNotFound otherwise)."""
+    return caller.visible(engine.get(memory_id))

@@ -1,0 +1,212 @@
+"""Search operations: ``search`` and the AgentOS ``memory_recall``, and the filters and
+result items they share with listing."""
+
+from __future__ import annotations
+
+import fnmatch
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from memoryd.models import Memory, NodeType, SearchHit, Tier
+from memoryd.operations.registry import Caller, Strict, Timeframe, operation
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
+
+# --- shared pieces ------------------------------------------------------------------
+Tags = Field(default=None, max_length=64, description="Tags (any match).")
+
+
+class FilterFields(Strict):
+    """Filters shared by search and list."""
+
+    timeframe: Timeframe | None = Field(
+        None, description="Only memories created within this window."
+    )
+    since: datetime | None = None
+    until: datetime | None = None
+    node_types: list[NodeType] | None = Field(None, description="Only these node types.")
+    categories: list[str] | None = None
+    tags: list[str] | None = Tags
+    tags_mode: Literal["any", "all"] = "any"
+    scope: str | None = Field(None, description="'user' or 'project:<name>'.")
+    agent_id: str | None = Field(None, description="Only memories stored by this agent.")
+    session_id: str | None = None
+    tiers: list[Tier] | None = None
+    include_superseded: bool = False
+
+    def filters(self) -> dict[str, Any]:
+        return self.model_dump(include=set(FilterFields.model_fields), exclude_defaults=True)
+
+
+class SearchItem(BaseModel):
+    """One search result, flattened for agents."""
+
+    id: str
+    content: str
+    summary: str | None = None
+    node_type: str
+    category: str | None = None
+    tags: list[str] = []
+    score: float
+    keyword_rank: int | None = None
+    semantic_similarity: float | None = None
+    retention: float | None = None
+    association: bool = False
+    importance: float
+    severity: str | None = None
+    scope: str
+    agent_id: str | None = None
+    source: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    memory: Memory | None = Field(None, description="The whole memory (detail_level=full).")
+
+    @classmethod
+    def of(cls, hit: SearchHit, detail: str = "summary") -> SearchItem:
+        m = hit.memory
+        limit = {"brief": 200, "summary": 1000}.get(detail)
+        content = (
+            m.content if limit is None or len(m.content) <= limit else m.content[: limit - 1] + "…"
+        )
+        return cls(
+            id=m.id,
+            content=content,
+            summary=m.summary,
+            node_type=m.node_type,
+            category=m.category,
+            tags=m.tags,
+            score=round(hit.score, 6),
+            keyword_rank=hit.keyword_rank,
+            semantic_similarity=hit.semantic_similarity,
+            retention=hit.retention,
+            association=hit.association,
+            importance=m.importance,
+            severity=m.severity,
+            scope=m.scope,
+            agent_id=m.agent_id,
+            source=m.source,
+            created_at=m.created_at,
+            updated_at=m.updated_at,
+            memory=m if detail == "full" else None,
+        )
+
+
+class SearchOutput(BaseModel):
+    """Search results, best first."""
+
+    query: str
+    total: int
+    results: list[SearchItem]
+
+    def as_text(self) -> str:
+        if not self.results:
+            return f"No memories found for {self.query!r}."
+        lines = [f"Found {self.total} memories for {self.query!r}:"]
+        for i, r in enumerate(self.results, 1):
+            label = r.node_type + (f"/{r.category}" if r.category else "")
+            tags = f" tags={','.join(r.tags)}" if r.tags else ""
+            lines.append(f"{i}. [{r.score:.2f}] ({label}, {r.created_at:%Y-%m-%d}) {r.content}")
+            lines.append(f"   id={r.id}{tags}")
+        return "\n".join(lines)
+
+
+def search_hits(
+    engine: Engine, query: str, limit: int, filters: dict[str, Any], caller: Caller, **options: Any
+) -> list[SearchHit]:
+    """Search with the caller's scope/agent applied (and re-checked on every hit)."""
+    hits = engine.search(query, limit, filters=caller.read_filters(filters), **options)
+    return [h for h in hits if caller.can_see(h.memory)] if caller.bound else hits
+
+
+# --- search -------------------------------------------------------------------------
+class SearchInput(FilterFields):
+    """Arguments of search."""
+
+    query: str = Field(min_length=1, max_length=4096, description="What to look for (free text).")
+    limit: int = Field(10, ge=1, le=100, description="How many results at most.")
+    mode: Literal["hybrid", "keyword", "vector"] = Field(
+        "hybrid", description="hybrid (BM25 + vectors), keyword (BM25 only) or vector."
+    )
+    min_score: float | None = Field(None, ge=0.0, le=1.0, description="Drop results scoring below.")
+    mmr: bool = Field(False, description="Diversify results (maximal marginal relevance).")
+    detail_level: Literal["brief", "summary", "full"] = Field(
+        "summary", description="brief: 200 chars of content; summary: 1000; full: the whole memory."
+    )
+    session_key: str | None = Field(
+        None,
+        max_length=256,
+        description="The caller's session: a memory is strengthened at most once per session.",
+    )
+
+
+@operation(
+    "search",
+    title="Search memories",
+    input=SearchInput,
+    output=SearchOutput,
+    scope="read",
+    read_only=True,
+    idempotent=True,
+    tools=("search",),
+)
+def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
+    """Search long-term memory by meaning and keywords (hybrid BM25 + vector search, fused and
+    ranked by relevance, retention and recency). Use before answering anything that past
+    sessions may have covered: user preferences, project decisions, earlier errors and fixes.
+    Filters: timeframe (1h..all), node_types, tags, categories, scope, agent_id."""
+    hits = search_hits(
+        engine,
+        data.query,
+        data.limit,
+        data.filters(),
+        caller,
+        mode=data.mode,
+        min_score=data.min_score,
+        mmr=data.mmr,
+        session_key=data.session_key,
+    )
+    items = [SearchItem.of(h, data.detail_level) for h in hits]
+    return SearchOutput(query=data.query, total=len(items), results=items)
+
+
+class MemoryRecallInput(Strict):
+    """Arguments of memory_recall (the AgentOS / OpenClaw memory tool)."""
+
+    query: str = Field(min_length=1, max_length=4096, description="What to search for.")
+    timeframe: Timeframe = Field("all", description="1h, 24h, 7d, 30d, 90d or all.")
+    category: str | None = Field(
+        None, max_length=128, description="Filter: a category or node type; 'system.*' globs."
+    )
+    limit: int = Field(6, ge=1, le=50)
+
+
+@operation(
+    "memory_recall",
+    title="Recall memories (AgentOS)",
+    input=MemoryRecallInput,
+    output=SearchOutput,
+    scope="read",
+    read_only=True,
+    idempotent=True,
+    tools=("memory_recall",),
+)
+def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> SearchOutput:
+    """Search memory for past events, diagnoses, decisions, errors and preferences, optionally
+    within a timeframe (1h..90d, all) and a category (e.g. error, diagnosis, system.*)."""
+    filters = {} if data.timeframe == "all" else {"timeframe": data.timeframe}
+    fetch = data.limit if data.category is None else min(100, data.limit * 5)
+    hits = search_hits(engine, data.query, fetch, filters, caller)
+    if data.category is not None:
+        pattern = data.category.lower()
+        hits = [
+            h
+            for h in hits
+            if fnmatch.fnmatchcase((h.memory.category or "").lower(), pattern)
+            or h.memory.node_type == pattern
+        ][: data.limit]
+    items = [SearchItem.of(h) for h in hits]
+    return SearchOutput(query=data.query, total=len(items), results=items)
