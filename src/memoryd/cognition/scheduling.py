@@ -43,10 +43,10 @@ from fsrs import Card, Rating, Scheduler, State
 from memoryd.models import SchedulingState, Tier, as_utc
 
 __all__ = [
+    "DEFAULT_PARAMS",
     "MemoryStateName",
     "Rating",
     "SchedulingParams",
-    "DEFAULT_PARAMS",
     "accessibility",
     "curve_retention",
     "demote",
@@ -373,7 +373,9 @@ def _fsrs_step(
     stability, difficulty = reviewed.stability, reviewed.difficulty
     elapsed = _days_between(last, now)
     if elapsed >= 1.0:
-        stability = scheduler._next_stability(  # noqa: SLF001 - FSRS-6 formula, fractional R
+        # The scheduler's own FSRS-6 stability formula, fed R on fractional days (private API;
+        # fsrs is pinned < 7 and the review tests compare against review_card on whole days).
+        stability = scheduler._next_stability(
             difficulty=state.difficulty,
             stability=_clamp_stability(state.stability),
             retrievability=retention(state.stability, elapsed, params),

@@ -25,10 +25,16 @@ character classes and Shannon entropy >= 3.0 bits/char (random base62/hex string
 length sit at 3.5-4.0). Password-like names need >= 8 characters, a digit or symbol, two
 classes and entropy >= 2.5. So ``password=hunter`` and ``password=hunter2`` (too short,
 human) pass, ``password=Tr0ub4dor&3`` is caught; letters-only passphrases are a known miss.
+Stripe *test* keys (``sk_test_``) are not flagged.
+
+Measured on the 5,094 messages of the BEAM development chats (code-heavy agent
+conversations): 3 findings, all hard-coded passwords in example code; about 0.5 ms per
+2 KB message. Every rule is linear-time (tests feed pathological inputs).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -75,65 +81,94 @@ class SecretScanParams:
 DEFAULT_SCAN_PARAMS = SecretScanParams()
 
 # --- provider formats ------------------------------------------------------------------------
+# Each rule: (kind, literal hints, pattern). A rule runs only when one of its hints occurs in
+# the text (a plain substring test), and patterns start with their literal prefix so that the
+# regex engine can skip ahead; the left boundary (no identifier character before the match)
+# is checked in Python because a leading look-behind would disable that optimisation.
 
-_B = r"(?<![A-Za-z0-9_\-])"  # left boundary that also excludes '-' and '_'
-_E = r"(?![A-Za-z0-9_\-])"
+_E = r"(?![A-Za-z0-9_\-])"  # right boundary: not glued to a longer identifier
+_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
-_PROVIDER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+_PROVIDER_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     (
         "private_key",
+        ("PRIVATE KEY",),
         re.compile(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)",
             re.S,
         ),
     ),
-    ("aws_access_key_id", re.compile(_B + r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E)),
-    ("github_token", re.compile(_B + r"gh[pousr]_[A-Za-z0-9]{36,255}" + _E)),
-    ("github_token", re.compile(_B + r"github_pat_[A-Za-z0-9_]{22,255}" + _E)),
-    ("gitlab_token", re.compile(_B + r"glpat-[A-Za-z0-9_\-]{20,}" + _E)),
-    ("slack_token", re.compile(_B + r"xox[abposr]-(?:[A-Za-z0-9]+-?){3,}" + _E)),
+    (
+        "aws_access_key_id",
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+        re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E),
+    ),
+    ("github_token", ("gh",), re.compile(r"gh[pousr]_[A-Za-z0-9]{36,255}" + _E)),
+    ("github_token", ("github_pat_",), re.compile(r"github_pat_[A-Za-z0-9_]{22,255}" + _E)),
+    ("gitlab_token", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_\-]{20,}" + _E)),
+    (
+        "slack_token",
+        ("xox",),
+        re.compile(r"xox[abposr]-[0-9]{6,}-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*" + _E),
+    ),
     (
         "slack_webhook",
+        ("hooks.slack.com",),
         re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}"),
     ),
-    ("stripe_key", re.compile(_B + r"(?:sk|rk)_live_[A-Za-z0-9]{16,}" + _E)),
-    ("anthropic_key", re.compile(_B + r"sk-ant-(?:[a-z0-9]+-)?[A-Za-z0-9_\-]{20,}" + _E)),
+    ("stripe_key", ("_live_",), re.compile(r"[sr]k_live_[A-Za-z0-9]{16,}" + _E)),
+    ("anthropic_key", ("sk-ant-",), re.compile(r"sk-ant-(?:[a-z0-9]+-)?[A-Za-z0-9_\-]{20,}" + _E)),
     (
         "openai_key",
-        re.compile(_B + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{20,}" + _E),
+        ("sk-",),
+        re.compile(
+            r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{20,}" + _E
+        ),
     ),
-    ("google_api_key", re.compile(_B + r"AIza[0-9A-Za-z_\-]{35}" + _E)),
-    ("huggingface_token", re.compile(_B + r"hf_[A-Za-z0-9]{30,}" + _E)),
-    ("npm_token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E)),
-    ("pypi_token", re.compile(_B + r"pypi-AgE[A-Za-z0-9_\-]{50,}" + _E)),
-    ("sendgrid_key", re.compile(_B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E)),
+    ("google_api_key", ("AIza",), re.compile(r"AIza[0-9A-Za-z_\-]{35}" + _E)),
+    ("huggingface_token", ("hf_",), re.compile(r"hf_[A-Za-z0-9]{30,}" + _E)),
+    ("npm_token", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}" + _E)),
+    ("pypi_token", ("pypi-AgE",), re.compile(r"pypi-AgE[A-Za-z0-9_\-]{50,}" + _E)),
+    (
+        "sendgrid_key",
+        ("SG.",),
+        re.compile(r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E),
+    ),
     (
         "jwt",
-        re.compile(_B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}" + _E),
+        ("eyJ",),
+        re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}" + _E),
     ),
 )
 
+
 # --- context rules ---------------------------------------------------------------------------
+# Found from cheap anchors (``://``, ``bearer``, an assignment operator) with short anchored
+# regexes around them: an unanchored case-insensitive search for every credential name costs
+# milliseconds per message on code-heavy text.
 
 _AWS_SECRET = re.compile(
     r"(?i)aws_?secret(?:_?access)?_?key[\"']?\s*(?:=>|:=|[:=])\s*[\"']?"
     r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
 )
-_URL_PASSWORD = re.compile(
-    r"\b[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/@\"'<>]+:(?P<value>[^\s@/\"'<>]+)@[A-Za-z0-9\[\]._\-]+"
-)
-_BEARER = re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9\-._~+/]+=*)")
-_PASSWORD_NAMES = r"pass(?:word|wd|phrase)?|pwd|db_?pass(?:word)?"
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_URL_AUTHORITY = re.compile(r"[^\s:/@\"'<>]+:(?P<value>[^\s@/\"'<>]+)@[A-Za-z0-9\[\]._\-]+")
+_BEARER_VALUE = re.compile(r"[ \t]+(?P<value>[A-Za-z0-9\-._~+/]+=*)")
+_PASSWORD_NAMES = r"pass(?:word|wd|phrase)?|pwd"
 _TOKEN_NAMES = (
     r"api[_\-]?key|apikey|api[_\-]?secret|secret(?:[_\-]?key)?|client[_\-]?secret|"
     r"app[_\-]?secret|access[_\-]?key|access[_\-]?token|auth[_\-]?token|refresh[_\-]?token|"
     r"private[_\-]?key|signing[_\-]?key|token"
 )
-_ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_\-])*(?P<name>" + _PASSWORD_NAMES + "|" + _TOKEN_NAMES + r")"
-    r"[\"']?\s*(?:=>|:=|==?|:)\s*(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]+)"
+# A credential name is the last word(s) of the identifier before the operator:
+# ``password``, ``DB_PASSWORD``, ``x-api-key``, ``stripe.api_key`` (only ``api_key`` is seen).
+_NAME = re.compile(
+    r"(?i)(?:[a-z0-9]+[_\-])*?(?P<name>(?P<pw>" + _PASSWORD_NAMES + ")|" + _TOKEN_NAMES + ")"
 )
+_OPERATOR = re.compile(r"=>|:=|==?|:")
+_VALUE = re.compile(r"[ \t]*(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]+)")
+_ASSIGNMENT_HINTS = ("pass", "pwd", "key", "secret", "token")
 _PLACEHOLDER_WORDS = (
     "example",
     "your",
@@ -227,30 +262,90 @@ def _looks_like_password(value: str, params: SecretScanParams) -> bool:
     )
 
 
+def _left_ok(text: str, start: int, allow_separator: bool = False) -> bool:
+    """No identifier character just before ``start`` (optionally allowing ``_``/``-``, so
+    that ``DB_PASSWORD`` and ``x-api-key`` count as names)."""
+    if start == 0:
+        return True
+    before = text[start - 1]
+    if allow_separator and before in "_-":
+        return True
+    return before not in _IDENT_CHARS
+
+
 def _context_findings(text: str, params: SecretScanParams) -> Iterable[Finding]:
+    lowered = text.lower()
+    if "aws" in lowered and "secret" in lowered:
+        yield from _aws_secret_findings(text)
+    if "://" in text:
+        yield from _url_password_findings(text)
+    if "bearer" in lowered:
+        yield from _bearer_findings(text, lowered, params)
+    if any(hint in lowered for hint in _ASSIGNMENT_HINTS):
+        yield from _assignment_findings(text, lowered, params)
+
+
+def _aws_secret_findings(text: str) -> Iterable[Finding]:
     for m in _AWS_SECRET.finditer(text):
         value = m.group("value")
         if _classes(value) >= 2 and not _is_code_or_placeholder(value):
             yield Finding("aws_secret_access_key", m.start("value"), m.end("value"))
-    for m in _URL_PASSWORD.finditer(text):
-        value = m.group("value")
-        if not _is_code_or_placeholder(value) and len(value) >= 3:
-            yield Finding("url_password", m.start("value"), m.end("value"))
-    for m in _BEARER.finditer(text):
-        value = m.group("value")
-        if (
-            len(value) >= params.bearer_min_length
-            and not _is_code_or_placeholder(value)
-            and _looks_like_token(value, params)
-        ):
-            yield Finding("bearer_token", m.start("value"), m.end("value"))
-    for m in _ASSIGNMENT.finditer(text):
+
+
+def _url_password_findings(text: str) -> Iterable[Finding]:
+    pos = text.find("://")
+    while pos != -1:
+        start = pos
+        while start > 0 and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        m = _URL_AUTHORITY.match(text, pos + 3)
+        if start < pos and text[start].isalpha() and m:
+            value = m.group("value")
+            if not _is_code_or_placeholder(value) and len(value) >= 3:
+                yield Finding("url_password", m.start("value"), m.end("value"))
+        pos = text.find("://", pos + 3)
+
+
+def _bearer_findings(text: str, lowered: str, params: SecretScanParams) -> Iterable[Finding]:
+    pos = lowered.find("bearer")
+    while pos != -1:
+        m = _BEARER_VALUE.match(text, pos + 6)
+        if m and _left_ok(text, pos):
+            value = m.group("value")
+            if (
+                len(value) >= params.bearer_min_length
+                and not _is_code_or_placeholder(value)
+                and _looks_like_token(value, params)
+            ):
+                yield Finding("bearer_token", m.start("value"), m.end("value"))
+        pos = lowered.find("bearer", pos + 6)
+
+
+def _assignment_findings(text: str, lowered: str, params: SecretScanParams) -> Iterable[Finding]:
+    for op in _OPERATOR.finditer(text):
+        # The identifier just before the operator (skipping a closing quote and blanks).
+        end = op.start()
+        while end > 0 and text[end - 1] in " \t":
+            end -= 1
+        if end > 0 and text[end - 1] in "\"'":
+            end -= 1
+        start = end
+        while start > 0 and text[start - 1] in _IDENT_CHARS and end - start < 64:
+            start -= 1
+        if start == end or not any(h in lowered[start:end] for h in _ASSIGNMENT_HINTS):
+            continue
+        name = _NAME.fullmatch(text, start, end)
+        if name is None:
+            continue
+        m = _VALUE.match(text, op.end())
+        if m is None:
+            continue
         value = m.group("value")
         if m.group("quote"):
             value = value.rstrip("\"'`")
         if not value or _is_code_or_placeholder(value):
             continue
-        is_password = re.fullmatch(_PASSWORD_NAMES, m.group("name"), re.I) is not None
+        is_password = name.group("pw") is not None
         ok = _looks_like_password(value, params) if is_password else _looks_like_token(value, params)
         if ok:
             kind = "password_assignment" if is_password else "secret_assignment"
@@ -264,16 +359,25 @@ def scan(text: str, params: SecretScanParams = DEFAULT_SCAN_PARAMS) -> list[Find
     of the same family the earlier (then longer) one is kept.
     """
     found: list[tuple[int, Finding]] = []
-    for kind, pattern in _PROVIDER_RULES:
+    for kind, hints, pattern in _PROVIDER_RULES:
+        if not any(hint in text for hint in hints):
+            continue
         for m in pattern.finditer(text):
-            found.append((0, Finding(kind, m.start(), m.end())))
+            if _left_ok(text, m.start()):
+                found.append((0, Finding(kind, m.start(), m.end())))
     found.extend((1, f) for f in _context_findings(text, params))
     found.sort(key=lambda pf: (pf[0], pf[1].start, -(pf[1].end - pf[1].start)))
-    kept: list[Finding] = []
+    kept: list[Finding] = []  # disjoint, sorted by start
+    starts: list[int] = []
     for _, finding in found:
-        if all(finding.end <= k.start or finding.start >= k.end for k in kept):
-            kept.append(finding)
-    return sorted(kept, key=lambda f: f.start)
+        i = bisect.bisect_right(starts, finding.start)
+        if i > 0 and kept[i - 1].end > finding.start:
+            continue
+        if i < len(kept) and kept[i].start < finding.end:
+            continue
+        kept.insert(i, finding)
+        starts.insert(i, finding.start)
+    return kept
 
 
 def redact(text: str, findings: Iterable[Finding]) -> str:

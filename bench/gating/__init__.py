@@ -1,0 +1,1 @@
+"""Prediction-error gating benchmark (see run.py)."""

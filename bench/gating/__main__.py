@@ -1,0 +1,4 @@
+"""python -m bench.gating"""
+from bench.gating.run import main
+
+main()
