@@ -1,0 +1,3 @@
+from bench.latency.run import main
+
+main()
