@@ -16,17 +16,17 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 import pytest
+from pg_fixtures import pg_database, pg_server, pg_url  # noqa: F401 - fixtures
 
 import memoryd
 from memoryd.embed import LocalEmbedder
 from memoryd.engine import Engine
 from memoryd.store.base import Store
-from pg_fixtures import pg_database, pg_server, pg_url  # noqa: F401 - fixtures
 
 TESTS_DIR = Path(__file__).resolve().parent
 HELPERS_DIR = TESTS_DIR / "helpers"

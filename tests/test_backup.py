@@ -8,11 +8,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers.consistency import check_consistency
+from helpers.embedders import HashEmbedder
 
 import memoryd
 from memoryd.errors import ModelMismatch, NotAMemorydStore, StoreError
-from helpers.consistency import check_consistency
-from helpers.embedders import HashEmbedder
 
 
 def ids(mem) -> set[str]:
@@ -140,3 +140,17 @@ def test_backup_while_another_engine_writes(filled, tmp_path, store_url, open_me
         counts = check_consistency(copy)
         assert (counts["memories"] - 5) % 10 == 0  # whole batches only
     assert filled.store.count() == 85
+
+
+def test_other_engine_sees_vectors_written_after_a_restore(filled, tmp_path, store_url, open_mem) -> None:
+    """An engine that stays open across another engine's restore keeps finding new vectors
+    (its vector cache syncs by seq, so seq must not go backwards)."""
+    backup = filled.backup(tmp_path / "backup.db")
+    filled.add_many([{"content": f"later memory {i}"} for i in range(5)])
+    watcher = open_mem(store_url)
+    assert watcher.search("later memory", mode="vector", limit=1)
+    filled.restore(backup)
+    new = filled.add("The zeppelin hangar is in Friedrichshafen")
+    hits = watcher.search("airship hangar", mode="vector", limit=1, cognitive=False,
+                          associations=False)
+    assert hits[0].memory.id == new.id

@@ -12,16 +12,16 @@ import json
 import sqlite3
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
-import memoryd
 from helpers.consistency import check_consistency
 from helpers.embedders import HashEmbedder
 
-T0 = datetime(2023, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+import memoryd
+
+T0 = datetime(2023, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def ok(result) -> str:
@@ -230,7 +230,7 @@ def test_import_skip_errors_and_search(run_cli, tmp_path, shared_embedder) -> No
 
     # the caller's created_at survives (read back without loading the model)
     got = json.loads(ok(run_cli("--store", store, "get", "i5", "--json")))
-    assert datetime.fromisoformat(got["created_at"]) == datetime(2020, 6, 1, 9, 30, tzinfo=timezone.utc)
+    assert datetime.fromisoformat(got["created_at"]) == datetime(2020, 6, 1, 9, 30, tzinfo=UTC)
 
     hits = json.loads(ok(run_cli("--store", store, "search", "peanut allergy", "--json", "-n", "2")))
     assert hits[0]["memory"]["id"] == "i3"

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.consistency import check_consistency
 
 from memoryd.transfer import import_jsonl
-from helpers.consistency import check_consistency
 
 WRITER = Path(__file__).resolve().parent / "helpers" / "writer.py"
 TOPICS = ["gardening", "chess", "rust", "baking", "sailing", "jazz", "taxes", "hiking", "cameras",

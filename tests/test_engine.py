@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from helpers.consistency import check_consistency, table_counts
+from helpers.embedders import FailingEmbedder, HashEmbedder
 
 import memoryd
 from memoryd.errors import (
@@ -18,8 +20,6 @@ from memoryd.errors import (
     StoreError,
 )
 from memoryd.store.base import Actor
-from helpers.consistency import check_consistency, table_counts
-from helpers.embedders import FailingEmbedder, HashEmbedder
 
 
 def keyword_ids(mem, query: str) -> list[str]:
@@ -47,16 +47,16 @@ def test_add_and_get(mem) -> None:
 
 
 def test_created_at_given_by_caller_is_kept(store_url, open_mem) -> None:
-    fixed_now = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    fixed_now = datetime(2030, 1, 1, tzinfo=UTC)
     mem = open_mem(store_url, clock=lambda: fixed_now)
     past = datetime(2019, 7, 14, 9, 30, 15, 123457, tzinfo=timezone(timedelta(hours=2)))
     a = mem.add("An old conversation about kites", created_at=past)
     assert a.created_at == past and a.created_at.utcoffset() == timedelta(0)
     assert a.updated_at == past
     naive = mem.add("A naive timestamp is UTC", created_at=datetime(2020, 2, 29, 23, 59, 59, 999999))
-    assert naive.created_at == datetime(2020, 2, 29, 23, 59, 59, 999999, tzinfo=timezone.utc)
+    assert naive.created_at == datetime(2020, 2, 29, 23, 59, 59, 999999, tzinfo=UTC)
     iso = mem.add("An ISO string also works", created_at="2021-05-06T07:08:09.010203Z")
-    assert iso.created_at == datetime(2021, 5, 6, 7, 8, 9, 10203, tzinfo=timezone.utc)
+    assert iso.created_at == datetime(2021, 5, 6, 7, 8, 9, 10203, tzinfo=UTC)
     now = mem.add("No timestamp: the clock's now")
     assert now.created_at == fixed_now
     mem.close()
@@ -231,7 +231,7 @@ def test_delete_removes_vector_and_fts_and_keeps_tombstone(mem, store_path) -> N
 
 
 def test_history_records_every_mutation(mem) -> None:
-    start = datetime.now(timezone.utc) - timedelta(seconds=5)
+    start = datetime.now(UTC) - timedelta(seconds=5)
     a = mem.add("first version", actor=Actor("alice", "agent-1"))
     mem.update(a.id, content="second version", actor=Actor("bob", "agent-2"))
     mem.update(a.id, importance=0.9, actor=Actor("carol"))
@@ -247,7 +247,7 @@ def test_history_records_every_mutation(mem) -> None:
     seqs = [h.seq for h in history]
     assert seqs == sorted(seqs) and len(set(seqs)) == 4
     assert mem.history(b.id)[0].seq == seqs[2] + 1  # one global, increasing sequence
-    assert all(start <= h.at <= datetime.now(timezone.utc) + timedelta(seconds=5) for h in history)
+    assert all(start <= h.at <= datetime.now(UTC) + timedelta(seconds=5) for h in history)
     assert [h.at for h in history] == sorted(h.at for h in history)
     assert history[1].details["changed"]["content"] == "first version"
     assert history[2].details["changed"]["importance"] == 0.5

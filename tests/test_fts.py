@@ -168,6 +168,32 @@ def test_unicode_folding_and_stemming(fts_mem) -> None:
     assert top("東京で会議") == "日本語のメモ: 東京で会議"
 
 
-def test_hybrid_query_with_lone_surrogate_is_invalid_input(fts_mem) -> None:
-    with pytest.raises(InvalidInput):
-        fts_mem.search("abc \ud800", mode="hybrid")
+def test_decomposed_and_dotted_capital_queries_match(module_mem_factory) -> None:
+    mem = module_mem_factory("fts-nfd")
+    mem.add_many([{"content": "Café crème in Zürich costs too much"},
+                  {"content": "Meeting in İstanbul next week"}])
+    for query in (unicodedata.normalize("NFD", "Zürich"), unicodedata.normalize("NFD", "crème"),
+                  "İstanbul"):
+        hits = mem.search(query, mode="keyword", associations=False)
+        assert hits, f"keyword search for {query!r} found nothing"
+
+
+def test_injection_text_leaves_store_intact(fts_mem) -> None:
+    before = fts_mem.store.count()
+    for query in ["'; DROP TABLE memories; --", "Robert'); DROP TABLE memories;--",
+                  "x\"); DELETE FROM memories; --"]:
+        fts_mem.search(query, mode="hybrid")
+    assert fts_mem.store.count() == before
+    conn = sqlite3.connect(fts_mem.store.path)
+    try:
+        conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
+    finally:
+        conn.close()
+
+
+def test_queries_with_lone_surrogates_are_invalid_input(fts_mem) -> None:
+    """A lone surrogate (e.g. '\\ud800' from a JSON body) is refused up front in every mode
+    (it used to reach the tokenizer and surface as EmbeddingError)."""
+    for mode in ("keyword", "vector", "hybrid"):
+        with pytest.raises(InvalidInput, match="surrogate"):
+            fts_mem.search("abc \ud800", mode=mode)

@@ -3,14 +3,14 @@ min_score, MMR, invalid filters, and vectors written by another engine on the sa
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memoryd.errors import InvalidFilter, InvalidInput
 from memoryd.models import SearchFilters
 
-NOW = datetime.now(timezone.utc)
+NOW = datetime.now(UTC)  # reset when the corpus is built (see below)
 AGES = {
     "30m": timedelta(minutes=30),
     "5h": timedelta(hours=5),
@@ -45,6 +45,8 @@ CORPUS = [
 
 @pytest.fixture(scope="module")
 def corpus(module_mem_factory):
+    global NOW
+    NOW = datetime.now(UTC)  # ages are relative to when the corpus is stored
     mem = module_mem_factory("search")
     items = []
     for key, content, fields in CORPUS:
@@ -192,7 +194,7 @@ def test_min_score(corpus) -> None:
         {"scope": "project:"},
         {"tiers": ["lukewarm"]},
         {"since": "not a date"},
-        {"since": datetime(2025, 2, 1, tzinfo=timezone.utc), "until": datetime(2025, 1, 1, tzinfo=timezone.utc)},
+        {"since": datetime(2025, 2, 1, tzinfo=UTC), "until": datetime(2025, 1, 1, tzinfo=UTC)},
         {"colour": "red"},
         {"include_superseded": "maybe"},
     ],
@@ -230,6 +232,9 @@ def test_invalid_list_arguments(corpus) -> None:
 
 
 def test_mmr_diversifies_near_duplicates(mem) -> None:
+    # A gentle rank curve (k=60) keeps the relevance of ranks 2 and 3 close, which is
+    # where diversity should decide.
+    mem.settings = mem.settings.model_copy(update={"rrf_k": 60})
     mem.add_many(
         [
             {"id": "dup1", "content": "Use poetry to manage the Python package dependencies"},

@@ -8,7 +8,7 @@ one transaction.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from memoryd.errors import MemoryNotFound, StoreError
 from memoryd.models import Memory, SchedulingState, SearchFilters
 from memoryd.store.base import Actor, Store
 
-NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 ALL = SearchFilters()
 
 CORPUS = [
@@ -69,7 +69,7 @@ def test_new_store_is_empty_and_healthy(store: Store, shared_embedder) -> None:
 
 
 def test_insert_then_read_back_every_field(store: Store, embed) -> None:
-    created = datetime(2021, 3, 4, 5, 6, 7, 891011, tzinfo=timezone.utc)
+    created = datetime(2021, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
     memory = make(
         "Ünïcödé content with emoji 🎉 and quotes \" ' and a NUL-free newline\nsecond line",
         created_at=created,
@@ -125,7 +125,7 @@ def test_seq_increases_with_every_write(filled) -> None:
 
 def test_history_records_who_what_when(filled) -> None:
     store, memories = filled
-    before = datetime.now(timezone.utc) - timedelta(seconds=5)
+    before = datetime.now(UTC) - timedelta(seconds=5)
     store.update(memories[0].id, {"content": "changed text"}, Actor("editor", "agent-2"))
     history = store.history(memories[0].id)
     assert [h.operation for h in history] == ["create", "update"]
@@ -134,7 +134,7 @@ def test_history_records_who_what_when(filled) -> None:
     assert (update.actor, update.agent_id) == ("editor", "agent-2")
     assert create.seq < update.seq
     assert create.memory_id == update.memory_id == memories[0].id
-    after = datetime.now(timezone.utc) + timedelta(seconds=5)
+    after = datetime.now(UTC) + timedelta(seconds=5)
     assert before <= create.at <= update.at <= after
     assert create.details.get("content") == memories[0].content
     # what changed: the old value is kept in the update's details
@@ -170,11 +170,10 @@ def test_transaction_groups_writes_all_or_nothing(filled, embed) -> None:
     store, memories = filled
     before = store.count()
     extra = make("Zanzibar expedition notes written inside a failed transaction")
-    with pytest.raises(RuntimeError):
-        with store.transaction():
-            store.insert([extra], embed([extra.content]), Actor("test"))
-            store.delete(memories[0].id, Actor("test"))
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.insert([extra], embed([extra.content]), Actor("test"))
+        store.delete(memories[0].id, Actor("test"))
+        raise RuntimeError("boom")
     assert store.count() == before
     assert store.get(extra.id) is None
     assert store.get(memories[0].id) is not None

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from helpers.consistency import check_consistency
 
 from memoryd.errors import ImportFormatError, InvalidInput
 from memoryd.models import SearchFilters
 from memoryd.transfer import count_lines, export_jsonl, import_jsonl
-from helpers.consistency import check_consistency
 
-T0 = datetime(2022, 3, 4, 5, 6, 7, 890123, tzinfo=timezone.utc)
+T0 = datetime(2022, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
 USER_FIELDS = ("id", "content", "summary", "node_type", "category", "subcategory", "tags", "source",
                "agent_id", "session_id", "scope", "importance", "severity", "created_at",
                "valid_from", "valid_until", "metadata")
@@ -117,7 +117,7 @@ def test_minimal_lines_and_blank_lines(mem, tmp_path) -> None:
     report = import_jsonl(mem, path)
     assert report.imported == 3 and report.errors == []
     dated = [m for m in mem.list() if m.content == "leading spaces"][0]
-    assert dated.created_at == datetime(2020, 1, 1, tzinfo=timezone.utc)
+    assert dated.created_at == datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def test_round_trip_keeps_supersession(mem, tmp_path, open_mem) -> None:

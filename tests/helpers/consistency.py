@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 
-def connect_ro(path: Path | str) -> sqlite3.Connection:
+def connect(path: Path | str) -> sqlite3.Connection:
     """A plain sqlite3 connection to a store file (no memoryd code involved)."""
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
     conn.execute("PRAGMA busy_timeout = 30000")
@@ -16,9 +16,9 @@ def connect_ro(path: Path | str) -> sqlite3.Connection:
 
 def table_counts(path: Path | str) -> dict[str, int]:
     """Row counts of the tables that must agree with each other."""
-    conn = connect_ro(path)
+    conn = connect(path)
     try:
-        one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
+        one = lambda sql: int(conn.execute(sql).fetchone()[0])
         return {
             "memories": one("SELECT count(*) FROM memories"),
             "vectors": one("SELECT count(*) FROM memory_vectors"),
@@ -42,7 +42,7 @@ def check_consistency(path: Path | str) -> dict[str, Any]:
       vector row or FTS document is orphaned;
     * every memory has a 'create' history entry.
     """
-    conn = connect_ro(path)
+    conn = connect(path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

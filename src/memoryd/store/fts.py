@@ -8,8 +8,11 @@ token is double-quoted, so characters such as ``"*:^()-`` and words like ``NEAR`
 from __future__ import annotations
 
 import re
+import unicodedata
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+# Word characters plus combining marks (accents left decomposed, Indic vowel signs),
+# which \w alone does not match.
+_TOKEN = re.compile(r"[\w\u0300-\u036f\u0900-\u0dff]+", re.UNICODE)
 
 # Function words that match nearly every message and only slow BM25 down; they
 # carry almost no IDF weight anyway.
@@ -29,12 +32,20 @@ STOPWORDS = frozenset(
 
 
 def query_terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
-    """Lower-cased word tokens of ``text`` in order, without duplicates."""
+    """Word tokens of ``text`` (NFC-normalised) in order, without duplicates.
+
+    Tokens keep their case: FTS5's tokenizer folds case and accents itself, while
+    Python's lower() can split a word ("İ" becomes "i" plus a combining dot).
+    Lower-casing is used only to drop stopwords and duplicates.
+    """
     seen: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
-        if not keep_stopwords and token in STOPWORDS:
+    folded: set[str] = set()
+    for token in _TOKEN.findall(unicodedata.normalize("NFC", text)):
+        key = token.casefold()
+        if not keep_stopwords and key in STOPWORDS:
             continue
-        if token not in seen:
+        if key not in folded:
+            folded.add(key)
             seen.append(token)
     return seen
 
