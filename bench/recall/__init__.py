@@ -1,0 +1,1 @@
+"""Retrieval-quality benchmark of memoryd on BEAM development data (see run.py)."""
