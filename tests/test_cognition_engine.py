@@ -99,16 +99,23 @@ def test_cold_memories_stay_reachable_through_tier_escalation(cmem, clock):
 
 
 def test_cognitive_ranking_prefers_the_stronger_of_two_equal_matches(cmem, clock):
+    from memoryd.cognition.ranking import RankingWeights, rescore
+    from memoryd.models import SearchHit
+
     a = cmem.add("Deploy window: Tuesdays after 14:00 UTC", importance=0.5)
     b = cmem.add("Deploy window: Tuesdays after 14:00 UTC", importance=0.5)
     clock.advance(days=30)
     cmem.promote(b.id)
-    hits = cmem.search("deploy window", 2, associations=False, record_access=False)
-    assert [h.memory.id for h in hits][0] == b.id
-    assert all(h.retention is not None for h in hits)
-    plain = cmem.search("deploy window", 2, cognitive=False, associations=False,
-                        record_access=False)
-    assert {h.memory.id for h in plain} == {a.id, b.id}
+    # Equal relevance: only retention (b was confirmed) can separate them.
+    hits = [SearchHit(memory=cmem.get(m.id), score=0.9, fused_score=0.9, semantic_similarity=0.8)
+            for m in (a, b)]
+    ranked = rescore(hits, clock(), RankingWeights())
+    assert [h.memory.id for h in ranked] == [b.id, a.id]
+    assert ranked[0].retention > ranked[1].retention
+    # Through search, every hit carries its retention.
+    found = cmem.search("deploy window", 2, associations=False, record_access=False)
+    assert {h.memory.id for h in found} == {a.id, b.id}
+    assert all(h.retention is not None for h in found)
 
 
 def test_spreading_activation_adds_and_boosts_linked_memories(open_mem, store_url, clock):

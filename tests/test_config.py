@@ -25,7 +25,8 @@ def test_defaults() -> None:
     s = Settings()
     assert s.max_content_bytes == 64 * 1024
     assert s.embedder == "local"
-    assert s.rrf_k == 60
+    assert s.rrf_k == 5
+    assert s.vector_weight == 2.0
     assert s.embed_api_key is None
     assert s.resolved_store_url.startswith("sqlite:///") and s.resolved_store_url.endswith("memoryd.db")
 

@@ -5,7 +5,7 @@ It keeps the same contract as :class:`memoryd.store.sqlite.SQLiteStore`:
 * keyword search runs on a generated ``tsvector`` column (content weight A,
   summary B, tags C) with a GIN index, queried with an OR of the query's words
   (the same terms the SQLite backend gives FTS5, so user text never raises)
-  and ranked with ``ts_rank_cd`` (higher is better);
+  and ranked with ``ts_rank`` (higher is better);
 * vector search runs on a ``vector(<dims>)`` column with an HNSW index
   (``vector_cosine_ops``); similarity is ``1 - cosine distance``; ``hnsw.ef_search``
   comes from the settings and iterative index scans keep filtered queries full;
@@ -32,15 +32,13 @@ base backups with WAL archiving) instead.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import partial
-from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import Any, Iterator
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import numpy as np
@@ -53,35 +51,27 @@ from psycopg_pool import ConnectionPool
 from memoryd.config import Settings, _mask_url_password
 from memoryd.errors import MemoryNotFound, NotAMemorydStore, StoreError
 from memoryd.models import (
-    ApiKey,
-    Edge,
     HistoryEntry,
-    Intention,
     Memory,
     SchedulingState,
     SearchFilters,
     StoreStats,
 )
+from memoryd.retrieval.fusion import Fused
 from memoryd.store import postgres_schema as schema_mod
 from memoryd.store.base import Actor, KeywordHit, ListOrder, Store, VectorHit
+from memoryd.store.postgres_aux import PostgresAuxTables
+from memoryd.store.postgres_rows import PostgresRows
 from memoryd.store.fts import query_terms
-from memoryd.store.rows import (
-    JSON_FIELDS,
-    MEMORY_FIELDS,
-    STATE_FIELDS,
-    TABLES,
-    check_table,
-    from_json,
-    to_json,
-)
+from memoryd.store.rows import JSON_FIELDS, MEMORY_FIELDS, STATE_FIELDS
 
-# ts_rank_cd weights for labels {D, C, B, A}: content (A) 1.0, summary (B) and tags (C)
-# 0.5 each, as the SQLite backend weighs its FTS5 columns.
+# ts_rank weights for labels {D, C, B, A}: content (A) 1.0, summary (B) and tags (C)
+# 0.5 each, as the SQLite backend weighs its FTS5 columns. ts_rank, not ts_rank_cd: an
+# OR query ranks every match (13% of a 100k store for a median bench query), and the
+# cover-density rank cost 1.7x as much there (bench/results/scale_100000.md).
 RANK_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"
-# ts_rank_cd normalisation 1: divide by 1 + log(document length), a mild length penalty.
+# Rank normalisation 1: divide by 1 + log(document length), a mild length penalty.
 RANK_NORMALIZATION = 1
-DUMP_FORMAT = "memoryd-postgres-dump"
-DUMP_VERSION = 1
 
 _EXTRA_PARAMS = ("schema", "pool_min", "pool_max")
 _COLUMNS = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
@@ -94,14 +84,6 @@ _ORDERS = {
     "updated_desc": "m.updated_at DESC, m.rowid DESC",
 }
 _HISTORY_COLS = "seq, memory_id, operation, actor, agent_id, at, details"
-_EDGE_COLS = TABLES["edges"]
-_INTENTION_COLS = TABLES["intentions"]
-_KEY_COLS = TABLES["api_keys"]
-# Where each logical table keeps its export position, and its primary key.
-_POS = {
-    "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
-    "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id",
-}
 _dumps = partial(json.dumps, ensure_ascii=False, default=str)
 
 
@@ -171,7 +153,7 @@ def _vector(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float32)
 
 
-class PostgresStore(Store):
+class PostgresStore(PostgresRows, PostgresAuxTables, Store):
     """A memoryd store in a PostgreSQL database with the pgvector extension.
 
     >>> store = PostgresStore("postgresql://memoryd@db.internal/memoryd")
@@ -478,6 +460,7 @@ class PostgresStore(Store):
         *,
         record: str | None = None,
         actor: Actor | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         if not states:
             return
@@ -485,7 +468,7 @@ class PostgresStore(Store):
         with self._write() as cur:
             ids = list(states)
             if record:
-                seqs = self._record_many(cur, [(i, record, actor or Actor(), None) for i in ids])
+                seqs = self._record_many(cur, [(i, record, actor or Actor(), details) for i in ids])
                 cur.executemany(
                     f"UPDATE memories SET {assignments}, seq = %s WHERE id = %s",
                     [[getattr(states[i], f) for f in STATE_FIELDS] + [s, i] for i, s in zip(ids, seqs)],
@@ -664,7 +647,7 @@ class PostgresStore(Store):
         where, params = self._where(filters, now)
         with self._conn() as conn:
             rows = conn.execute(
-                f"SELECT m.id, ts_rank_cd(%s::float4[], m.search_vec, q, {RANK_NORMALIZATION}) AS score "
+                f"SELECT m.id, ts_rank(%s::float4[], m.search_vec, q, {RANK_NORMALIZATION}) AS score "
                 f"FROM memories m, to_tsquery('english', %s) q "
                 f"WHERE m.search_vec @@ q AND {where} ORDER BY score DESC, m.rowid LIMIT %s",
                 [RANK_WEIGHTS, query, *params, limit],
@@ -703,40 +686,50 @@ class PostgresStore(Store):
         limit: int,
         pool: int = 50,
         k: int = 60,
-    ) -> list[dict[str, Any]]:
+        keyword_weight: float = 1.0,
+        vector_weight: float = 1.0,
+    ) -> list[Fused]:
         """Keyword and vector candidates fused by RRF in one SQL round trip.
 
-        Returns dicts with ``memory_id``, ``fused``, ``keyword_rank``, ``keyword_score``,
-        ``semantic_rank`` and ``semantic_similarity`` (ranks start at 1), best first.
+        The same candidates (``pool`` of each, ``keyword_search`` and ``vector_search``
+        with the same filters), the same weighted RRF, the same normalisation and
+        tie order as :func:`memoryd.retrieval.fusion.reciprocal_rank_fusion`, cut to
+        ``limit``: an engine may call this instead of the two searches.
         """
         where, params = self._where(filters, now)
         query = self.tsquery_text(text)
-        vec = _vector(vector)
         statement = (
-            "WITH kw AS (SELECT m.id, ts_rank_cd(%s::float4[], m.search_vec, q, "
+            "WITH kw AS (SELECT m.id, m.rowid, ts_rank(%s::float4[], m.search_vec, q, "
             f"{RANK_NORMALIZATION}) AS score FROM memories m, to_tsquery('english', %s) q "
             f"WHERE %s::text IS NOT NULL AND m.search_vec @@ q AND {where} "
             "ORDER BY score DESC, m.rowid LIMIT %s), "
-            "kwr AS (SELECT id, score, row_number() OVER (ORDER BY score DESC) AS rank FROM kw), "
+            "kwr AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, rowid) AS rank FROM kw), "
             "vec AS MATERIALIZED (SELECT m.id, m.embedding <=> %s AS distance FROM memories m "
             f"WHERE m.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s), "
             "vecr AS (SELECT id, 1 - distance AS sim, row_number() OVER (ORDER BY distance) AS rank "
-            "FROM vec) "
-            "SELECT coalesce(kwr.id, vecr.id), "
-            "coalesce(1.0 / (%s + kwr.rank), 0) + coalesce(1.0 / (%s + vecr.rank), 0) AS fused, "
-            "kwr.rank, kwr.score, vecr.rank, vecr.sim "
-            "FROM kwr FULL OUTER JOIN vecr ON kwr.id = vecr.id "
-            "ORDER BY fused DESC, coalesce(kwr.rank, vecr.rank) LIMIT %s"
+            "FROM vec), "
+            "fused AS (SELECT coalesce(kwr.id, vecr.id) AS id, "
+            "coalesce(%s::float8 / (%s + kwr.rank), 0) + coalesce(%s::float8 / (%s + vecr.rank), 0) "
+            "AS fused, kwr.rank AS kw_rank, kwr.score AS kw_score, vecr.rank AS vec_rank, vecr.sim "
+            "FROM kwr FULL OUTER JOIN vecr ON kwr.id = vecr.id) "
+            "SELECT id, fused, kw_rank, kw_score, vec_rank, sim, "
+            "(SELECT count(*) FROM kwr), (SELECT count(*) FROM vecr) FROM fused "
+            "ORDER BY fused DESC, kw_rank IS NULL, kw_rank, vec_rank LIMIT %s"
         )
-        args = [RANK_WEIGHTS, query or "", query, *params, pool, vec, *params, pool, k, k, limit]
+        args = [RANK_WEIGHTS, query or "", query, *params, pool, _vector(vector), *params, pool,
+                keyword_weight, k, vector_weight, k, limit]
         with self._conn() as conn, conn.transaction():
             if pool > self._ef_search:
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(pool),))
             rows = conn.execute(statement, args).fetchall()
+        if not rows:
+            return []
+        best = (keyword_weight if rows[0][6] else 0.0) + (vector_weight if rows[0][7] else 0.0)
+        scale = (k + 1) / best if best > 0 else 1.0
         return [
-            {"memory_id": r[0], "fused": float(r[1]), "keyword_rank": r[2],
-             "keyword_score": None if r[3] is None else float(r[3]), "semantic_rank": r[4],
-             "semantic_similarity": None if r[5] is None else float(r[5])}
+            Fused(memory_id=r[0], fused=float(r[1]) * scale, keyword_rank=r[2],
+                  keyword_score=None if r[3] is None else float(r[3]), semantic_rank=r[4],
+                  semantic_similarity=None if r[5] is None else float(r[5]))
             for r in rows
         ]
 
@@ -812,375 +805,3 @@ class PostgresStore(Store):
             schema_version=self.schema_version,
             size_bytes=int(row[2]),
         )
-
-    # --- graph -----------------------------------------------------------
-    def upsert_edges(self, edges: list[Edge]) -> None:
-        if not edges:
-            return
-        cols = ", ".join(_EDGE_COLS)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in _EDGE_COLS[3:])
-        unique = {(e.source_id, e.target_id, e.edge_type): e for e in edges}
-        try:
-            with self._write() as cur:
-                cur.executemany(
-                    f"INSERT INTO edges ({cols}) VALUES ({', '.join(['%s'] * len(_EDGE_COLS))}) "
-                    f"ON CONFLICT (source_id, target_id, edge_type) DO UPDATE SET {updates}",
-                    [
-                        (e.source_id, e.target_id, e.edge_type, e.weight, e.created_at, e.valid_from,
-                         e.valid_until, Jsonb(e.metadata, dumps=_dumps))
-                        for _, e in sorted(unique.items())
-                    ],
-                )
-        except psycopg.errors.ForeignKeyViolation as exc:
-            raise StoreError(f"an edge names a memory that does not exist: {exc}") from exc
-
-    def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return []
-        statement = (
-            f"SELECT {', '.join(_EDGE_COLS)} FROM edges "
-            "WHERE (source_id = ANY(%s) OR target_id = ANY(%s))"
-        )
-        params: list[Any] = [ids, ids]
-        if now is not None:
-            statement += (" AND (valid_until IS NULL OR valid_until > %s)"
-                          " AND (valid_from IS NULL OR valid_from <= %s)")
-            params += [now, now]
-        with self._conn() as conn:
-            rows = conn.execute(statement + " ORDER BY pos", params).fetchall()
-        return [
-            Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
-                 created_at=_utc(r[4]), valid_from=_utc(r[5]), valid_until=_utc(r[6]),
-                 metadata=r[7])
-            for r in rows
-        ]
-
-    def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
-        with self._write() as cur:
-            cur.execute(
-                "UPDATE edges SET valid_until = %s WHERE source_id = %s AND target_id = %s "
-                "AND edge_type = %s",
-                (at, source_id, target_id, edge_type),
-            )
-            return cur.rowcount > 0
-
-    # --- intentions ------------------------------------------------------
-    def save_intention(self, intention: Intention) -> None:
-        i = intention
-        cols = ", ".join(_INTENTION_COLS)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in _INTENTION_COLS[1:])
-        with self._write(lock=False) as cur:
-            cur.execute(
-                f"INSERT INTO intentions ({cols}) VALUES ({', '.join(['%s'] * len(_INTENTION_COLS))}) "
-                f"ON CONFLICT (id) DO UPDATE SET {updates}",
-                (i.id, i.description, Jsonb(i.trigger.model_dump(mode="json")), i.priority,
-                 i.status, i.deadline, i.due_at, i.snoozed_until, i.created_at, i.updated_at,
-                 i.agent_id, i.scope, Jsonb(i.metadata, dumps=_dumps)),
-            )
-
-    @staticmethod
-    def _intention(row: tuple[Any, ...]) -> Intention:
-        data = dict(zip(_INTENTION_COLS, row))
-        for f in ("deadline", "due_at", "snoozed_until", "created_at", "updated_at"):
-            data[f] = _utc(data[f])
-        return Intention.model_validate(data)
-
-    def get_intention(self, intention_id: str) -> Intention | None:
-        with self._conn() as conn:
-            row = conn.execute(
-                f"SELECT {', '.join(_INTENTION_COLS)} FROM intentions WHERE id = %s", (intention_id,)
-            ).fetchone()
-        return self._intention(row) if row else None
-
-    def list_intentions(self, statuses: list[str] | None = None) -> list[Intention]:
-        statement = f"SELECT {', '.join(_INTENTION_COLS)} FROM intentions"
-        params: list[Any] = []
-        if statuses:
-            statement += " WHERE status = ANY(%s::text[])"
-            params = [list(statuses)]
-        statement += " ORDER BY COALESCE(due_at, deadline, created_at), created_at, pos"
-        with self._conn() as conn:
-            rows = conn.execute(statement, params).fetchall()
-        return [self._intention(r) for r in rows]
-
-    # --- API keys --------------------------------------------------------
-    def save_key(self, key: ApiKey) -> None:
-        cols = ", ".join(_KEY_COLS)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in _KEY_COLS[1:])
-        with self._write(lock=False) as cur:
-            cur.execute(
-                f"INSERT INTO api_keys ({cols}) VALUES ({', '.join(['%s'] * len(_KEY_COLS))}) "
-                f"ON CONFLICT (id) DO UPDATE SET {updates}",
-                (key.id, key.label, key.prefix, key.key_hash, Jsonb(list(key.scopes)),
-                 key.memory_scope, key.agent_id, key.created_at, key.last_used, key.revoked_at),
-            )
-
-    @staticmethod
-    def _key(row: tuple[Any, ...]) -> ApiKey:
-        data = dict(zip(_KEY_COLS, row))
-        for f in ("created_at", "last_used", "revoked_at"):
-            data[f] = _utc(data[f])
-        return ApiKey.model_validate(data)
-
-    def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        with self._conn() as conn:
-            row = conn.execute(
-                f"SELECT {', '.join(_KEY_COLS)} FROM api_keys WHERE key_hash = %s", (key_hash,)
-            ).fetchone()
-        return self._key(row) if row else None
-
-    def list_keys(self) -> list[ApiKey]:
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {', '.join(_KEY_COLS)} FROM api_keys ORDER BY created_at, pos"
-            ).fetchall()
-        return [self._key(r) for r in rows]
-
-    def touch_key(self, key_id: str, at: datetime) -> None:
-        with self._write(lock=False) as cur:
-            cur.execute("UPDATE api_keys SET last_used = %s WHERE id = %s", (at, key_id))
-
-    # --- sessions, watermarks, reports ----------------------------------
-    def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return set()
-        with self._write(lock=False) as cur:
-            rows = cur.execute(
-                "INSERT INTO session_access (session_id, memory_id, at) "
-                "SELECT %s, x, %s FROM unnest(%s::text[]) AS x "
-                "ON CONFLICT DO NOTHING RETURNING memory_id",
-                (session_id, at, ids),
-            ).fetchall()
-        return {r[0] for r in rows}
-
-    def get_watermark(self, key: str) -> int:
-        with self._conn() as conn:
-            row = conn.execute("SELECT value FROM watermarks WHERE key = %s", (key,)).fetchone()
-        return int(row[0]) if row else 0
-
-    def set_watermark(self, key: str, value: int) -> None:
-        with self._write(lock=False) as cur:
-            cur.execute(
-                "INSERT INTO watermarks (key, value, updated_at) VALUES (%s, %s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
-                "updated_at = excluded.updated_at",
-                (key, value, datetime.now(timezone.utc)),
-            )
-
-    def save_report(self, kind: str, body: dict[str, Any], at: datetime) -> int:
-        with self._write(lock=False) as cur:
-            row = cur.execute(
-                "INSERT INTO reports (kind, at, body) VALUES (%s, %s, %s) RETURNING id",
-                (kind, at, Jsonb(body, dumps=_dumps)),
-            ).fetchone()
-        assert row is not None
-        return int(row[0])
-
-    def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT id, at, body FROM reports WHERE kind = %s ORDER BY id DESC LIMIT %s",
-                (kind, limit),
-            ).fetchall()
-        return [{"id": r[0], "at": _utc(r[1]), **r[2]} for r in rows]
-
-    # --- maintenance locks -------------------------------------------------
-    @contextmanager
-    def maintenance_lock(self, name: str) -> Iterator[bool]:
-        """Hold a named lock across servers for a maintenance job (e.g. consolidation).
-
-        Yields False at once, without waiting, when another process holds it:
-
-        >>> with store.maintenance_lock("consolidate") as mine:
-        ...     if mine: run_consolidation()
-        """
-        key = schema_mod.lock_key(self.schema, f"maintenance:{name}")
-        with self._conn() as conn:
-            (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()  # type: ignore[misc]
-            try:
-                yield bool(got)
-            finally:
-                if got:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-
-    # --- logical rows: migration and backup --------------------------------
-    def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
-        """Rows of a logical table (see :mod:`memoryd.store.rows`) after position ``after``."""
-        with self._conn() as conn:
-            return self._export(conn, table, after, limit)
-
-    def _export(
-        self, conn: psycopg.Connection[Any], table: str, after: int, limit: int
-    ) -> list[dict[str, Any]]:
-        fields = check_table(table)
-        pos = _POS[table]
-        if table == "memories":
-            select = ", ".join(f"m.{c}" for c in fields[:-1]) + ", m.embedding"
-            statement = f"SELECT m.{pos}, {select} FROM memories m"
-        else:
-            statement = f"SELECT {pos}, {', '.join(fields)} FROM {table} m"
-        rows = conn.execute(
-            statement + f" WHERE m.{pos} > %s ORDER BY m.{pos} LIMIT %s", (after, limit)
-        ).fetchall()
-        out = []
-        for row in rows:
-            data = {"_pos": int(row[0])}
-            for field, value in zip(fields, row[1:]):
-                if isinstance(value, datetime):
-                    value = _utc(value)
-                elif field == "vector" and value is not None:
-                    value = _vector(value)
-                data[field] = value
-            out.append(data)
-        return out
-
-    def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
-        """Insert rows exactly as given, skipping those whose key exists; one transaction.
-
-        No history is recorded: history rows are themselves a table to import.
-        Returns how many rows were inserted.
-        """
-        check_table(table)
-        if not rows:
-            return 0
-        try:
-            with self._write() as cur:
-                return self._import(cur, table, rows)
-        except psycopg.Error as exc:
-            raise StoreError(f"could not import {table} rows: {exc}") from exc
-
-    def _import(self, cur: psycopg.Cursor[Any], table: str, rows: list[dict[str, Any]]) -> int:
-        fields = TABLES[table]
-        json_fields = JSON_FIELDS[table]
-        columns = ["embedding" if f == "vector" else f for f in fields]
-        if table == "memories" and any(r.get("vector") is not None for r in rows):
-            if self._meta("embedding_model", cur) is None:
-                raise StoreError("set_embedding_model before importing vectors")
-
-        def value(field: str, v: Any) -> Any:
-            if v is None:
-                return None
-            if field in json_fields and field not in ("tags", "domains"):
-                return Jsonb(v, dumps=_dumps)
-            if field == "vector":
-                return _vector(v)
-            return v
-
-        statement = (
-            f"INSERT INTO {table} ({', '.join(columns)}) "
-            f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT DO NOTHING"
-        )
-        inserted = 0
-        cur.executemany(
-            statement, [[value(f, r.get(f)) for f in fields] for r in rows], returning=False
-        )
-        inserted = cur.rowcount if cur.rowcount >= 0 else len(rows)
-        if table == "history":
-            cur.execute(
-                "SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
-                (self._history_seq,),
-            )
-        elif table == "reports":
-            cur.execute(
-                "SELECT setval(%s, (SELECT coalesce(max(id), 0) FROM reports) + 1, false)",
-                (self._reports_seq,),
-            )
-        return inserted
-
-    def backup(self, path: Path) -> None:
-        """Write every row, from one snapshot, as gzip-compressed JSON lines to ``path``."""
-        path = Path(path)
-        if path.exists():
-            raise StoreError(f"backup target {path} already exists")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial_path = path.with_name(path.name + ".partial")
-        try:
-            with self._conn() as conn, conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-                with gzip.open(partial_path, "wt", encoding="utf-8") as out:
-                    header = {
-                        "format": DUMP_FORMAT, "version": DUMP_VERSION,
-                        "schema_version": self.schema_version,
-                        "embedding_model": meta.get("embedding_model"),
-                        "embedding_dims": meta.get("embedding_dims"),
-                        "created_at": datetime.now(timezone.utc).isoformat(),
-                    }
-                    out.write(json.dumps(header) + "\n")
-                    for table in TABLES:
-                        self._dump_table(conn, table, out)
-            partial_path.replace(path)
-        finally:
-            partial_path.unlink(missing_ok=True)
-
-    def _dump_table(self, conn: psycopg.Connection[Any], table: str, out: IO[str]) -> None:
-        after = 0
-        while True:
-            rows = self._export(conn, table, after, 2000)
-            if not rows:
-                return
-            for row in rows:
-                out.write(_dumps({"table": table, "row": to_json(table, row)}) + "\n")
-            after = rows[-1]["_pos"]
-
-    def restore(self, path: Path) -> None:
-        """Replace every row with those of a backup written by :meth:`backup`."""
-        path = Path(path)
-        try:
-            handle = gzip.open(path, "rt", encoding="utf-8")
-            first = handle.readline()
-        except (OSError, EOFError) as exc:
-            raise StoreError(
-                f"{path} is not a memoryd PostgreSQL backup (a gzip JSON-lines file written by "
-                "`memoryd backup`); to load an SQLite store use `memoryd migrate`"
-            ) from exc
-        with handle:
-            try:
-                header = json.loads(first)
-            except ValueError:
-                header = None
-            if not isinstance(header, dict) or header.get("format") != DUMP_FORMAT:
-                raise StoreError(f"{path} is not a memoryd PostgreSQL backup")
-            if int(header.get("version", 0)) > DUMP_VERSION:
-                raise StoreError(f"{path} was written by a newer memoryd; upgrade memoryd")
-            try:
-                with self._write() as cur:
-                    cur.execute(
-                        "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
-                        "session_access, watermarks, reports"
-                    )
-                    cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
-                    if header.get("embedding_model") and header.get("embedding_dims"):
-                        self._set_model(cur, header["embedding_model"], int(header["embedding_dims"]))
-                    batch: list[dict[str, Any]] = []
-                    current = None
-                    for line in handle:
-                        item = json.loads(line)
-                        if item["table"] != current or len(batch) >= 1000:
-                            if batch:
-                                self._import(cur, current, batch)  # type: ignore[arg-type]
-                            batch, current = [], item["table"]
-                        batch.append(from_json(current, item["row"]))
-                    if batch:
-                        self._import(cur, current, batch)  # type: ignore[arg-type]
-                    cur.execute("SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
-                                (self._history_seq,))
-            except psycopg.Error as exc:
-                raise StoreError(f"could not restore {path}: {exc}") from exc
-
-    # --- bulk loading (benchmarks, large migrations) ----------------------
-    def drop_vector_index(self) -> None:
-        """Drop the HNSW index (before a large bulk load); rebuild with build_vector_index."""
-        with self._write() as cur:
-            cur.execute(sql.SQL("DROP INDEX IF EXISTS {}.memories_embedding_hnsw").format(
-                sql.Identifier(self.schema)))
-
-    def build_vector_index(self, *, maintenance_work_mem: str = "1GB", workers: int = 2) -> None:
-        """(Re)build the HNSW index, with more memory and parallel workers than a plain insert."""
-        with self._write() as cur:
-            cur.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
-            cur.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
-            schema_mod.create_vector_index(cur, self.schema)
-

@@ -203,9 +203,16 @@ def m002_graph_intentions_keys(cur: psycopg.Cursor[Any]) -> None:
     )
 
 
+def m003_vectors_inline(cur: psycopg.Cursor[Any]) -> None:
+    """Keep vectors in the row (MAIN) instead of TOAST: a vector(384) plus text and tsvector
+    passes the 2 kB TOAST threshold, and a de-TOAST per candidate doubles exact-scan time."""
+    cur.execute("ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
+    (3, "vectors_inline", m003_vectors_inline),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -341,6 +348,8 @@ def set_vector_dims(cur: psycopg.Cursor[Any], schema: str, dims: int) -> None:
             "CASE WHEN vector_dims(embedding) = {} THEN embedding::vector({}) END"
         ).format(s, sql.Literal(dims), sql.Literal(dims), sql.Literal(dims))
     )
+    # A new type brings its default storage back; keep vectors in the row (see m003).
+    cur.execute(sql.SQL("ALTER TABLE {}.memories ALTER COLUMN embedding SET STORAGE MAIN").format(s))
     cur.execute(
         sql.SQL(
             "UPDATE {s}.memories m SET embedding = p.embedding::vector({d}), "

@@ -1,0 +1,234 @@
+"""PostgreSQL tables beside the memories: edges, intentions, API keys, session marks,
+watermarks and reports, plus cross-server maintenance locks.
+
+A mixin of PostgresStore, split out so that each file keeps to one concept.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime, timezone
+from functools import partial
+from typing import Any, Iterator
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from memoryd.errors import StoreError
+from memoryd.models import ApiKey, Edge, Intention
+from memoryd.store import postgres_schema as schema_mod
+from memoryd.store.rows import TABLES
+
+_EDGE_COLS = TABLES["edges"]
+_INTENTION_COLS = TABLES["intentions"]
+_KEY_COLS = TABLES["api_keys"]
+_dumps = partial(json.dumps, ensure_ascii=False, default=str)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return value.astimezone(timezone.utc) if value is not None else None
+
+
+class PostgresAuxTables:
+    """Edges, intentions, keys, session access marks, watermarks, reports, maintenance locks."""
+
+    schema: str
+
+    def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]:  # provided by PostgresStore
+        raise NotImplementedError
+
+    def _write(self, *, lock: bool = True) -> AbstractContextManager[psycopg.Cursor[Any]]:
+        raise NotImplementedError
+
+    # --- graph -----------------------------------------------------------
+    def upsert_edges(self, edges: list[Edge]) -> None:
+        if not edges:
+            return
+        cols = ", ".join(_EDGE_COLS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _EDGE_COLS[3:])
+        unique = {(e.source_id, e.target_id, e.edge_type): e for e in edges}
+        try:
+            with self._write() as cur:
+                cur.executemany(
+                    f"INSERT INTO edges ({cols}) VALUES ({', '.join(['%s'] * len(_EDGE_COLS))}) "
+                    f"ON CONFLICT (source_id, target_id, edge_type) DO UPDATE SET {updates}",
+                    [
+                        (e.source_id, e.target_id, e.edge_type, e.weight, e.created_at, e.valid_from,
+                         e.valid_until, Jsonb(e.metadata, dumps=_dumps))
+                        for _, e in sorted(unique.items())
+                    ],
+                )
+        except psycopg.errors.ForeignKeyViolation as exc:
+            raise StoreError(f"an edge names a memory that does not exist: {exc}") from exc
+
+    def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return []
+        statement = (
+            f"SELECT {', '.join(_EDGE_COLS)} FROM edges "
+            "WHERE (source_id = ANY(%s) OR target_id = ANY(%s))"
+        )
+        params: list[Any] = [ids, ids]
+        if now is not None:
+            statement += (" AND (valid_until IS NULL OR valid_until > %s)"
+                          " AND (valid_from IS NULL OR valid_from <= %s)")
+            params += [now, now]
+        with self._conn() as conn:
+            rows = conn.execute(statement + " ORDER BY pos", params).fetchall()
+        return [
+            Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
+                 created_at=_utc(r[4]), valid_from=_utc(r[5]), valid_until=_utc(r[6]),
+                 metadata=r[7])
+            for r in rows
+        ]
+
+    def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
+        with self._write() as cur:
+            cur.execute(
+                "UPDATE edges SET valid_until = %s WHERE source_id = %s AND target_id = %s "
+                "AND edge_type = %s",
+                (at, source_id, target_id, edge_type),
+            )
+            return cur.rowcount > 0
+
+    # --- intentions ------------------------------------------------------
+    def save_intention(self, intention: Intention) -> None:
+        i = intention
+        cols = ", ".join(_INTENTION_COLS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _INTENTION_COLS[1:])
+        with self._write(lock=False) as cur:
+            cur.execute(
+                f"INSERT INTO intentions ({cols}) VALUES ({', '.join(['%s'] * len(_INTENTION_COLS))}) "
+                f"ON CONFLICT (id) DO UPDATE SET {updates}",
+                (i.id, i.description, Jsonb(i.trigger.model_dump(mode="json")), i.priority,
+                 i.status, i.deadline, i.due_at, i.snoozed_until, i.created_at, i.updated_at,
+                 i.agent_id, i.scope, Jsonb(i.metadata, dumps=_dumps)),
+            )
+
+    @staticmethod
+    def _intention(row: tuple[Any, ...]) -> Intention:
+        data = dict(zip(_INTENTION_COLS, row))
+        for f in ("deadline", "due_at", "snoozed_until", "created_at", "updated_at"):
+            data[f] = _utc(data[f])
+        return Intention.model_validate(data)
+
+    def get_intention(self, intention_id: str) -> Intention | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {', '.join(_INTENTION_COLS)} FROM intentions WHERE id = %s", (intention_id,)
+            ).fetchone()
+        return self._intention(row) if row else None
+
+    def list_intentions(self, statuses: list[str] | None = None) -> list[Intention]:
+        statement = f"SELECT {', '.join(_INTENTION_COLS)} FROM intentions"
+        params: list[Any] = []
+        if statuses:
+            statement += " WHERE status = ANY(%s::text[])"
+            params = [list(statuses)]
+        statement += " ORDER BY COALESCE(due_at, deadline, created_at), created_at, pos"
+        with self._conn() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return [self._intention(r) for r in rows]
+
+    # --- API keys --------------------------------------------------------
+    def save_key(self, key: ApiKey) -> None:
+        cols = ", ".join(_KEY_COLS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _KEY_COLS[1:])
+        with self._write(lock=False) as cur:
+            cur.execute(
+                f"INSERT INTO api_keys ({cols}) VALUES ({', '.join(['%s'] * len(_KEY_COLS))}) "
+                f"ON CONFLICT (id) DO UPDATE SET {updates}",
+                (key.id, key.label, key.prefix, key.key_hash, Jsonb(list(key.scopes)),
+                 key.memory_scope, key.agent_id, key.created_at, key.last_used, key.revoked_at),
+            )
+
+    @staticmethod
+    def _key(row: tuple[Any, ...]) -> ApiKey:
+        data = dict(zip(_KEY_COLS, row))
+        for f in ("created_at", "last_used", "revoked_at"):
+            data[f] = _utc(data[f])
+        return ApiKey.model_validate(data)
+
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {', '.join(_KEY_COLS)} FROM api_keys WHERE key_hash = %s", (key_hash,)
+            ).fetchone()
+        return self._key(row) if row else None
+
+    def list_keys(self) -> list[ApiKey]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {', '.join(_KEY_COLS)} FROM api_keys ORDER BY created_at, pos"
+            ).fetchall()
+        return [self._key(r) for r in rows]
+
+    def touch_key(self, key_id: str, at: datetime) -> None:
+        with self._write(lock=False) as cur:
+            cur.execute("UPDATE api_keys SET last_used = %s WHERE id = %s", (at, key_id))
+
+    # --- sessions, watermarks, reports ----------------------------------
+    def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+        with self._write(lock=False) as cur:
+            rows = cur.execute(
+                "INSERT INTO session_access (session_id, memory_id, at) "
+                "SELECT %s, x, %s FROM unnest(%s::text[]) AS x "
+                "ON CONFLICT DO NOTHING RETURNING memory_id",
+                (session_id, at, ids),
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def get_watermark(self, key: str) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM watermarks WHERE key = %s", (key,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def set_watermark(self, key: str, value: int) -> None:
+        with self._write(lock=False) as cur:
+            cur.execute(
+                "INSERT INTO watermarks (key, value, updated_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+                "updated_at = excluded.updated_at",
+                (key, value, datetime.now(timezone.utc)),
+            )
+
+    def save_report(self, kind: str, body: dict[str, Any], at: datetime) -> int:
+        with self._write(lock=False) as cur:
+            row = cur.execute(
+                "INSERT INTO reports (kind, at, body) VALUES (%s, %s, %s) RETURNING id",
+                (kind, at, Jsonb(body, dumps=_dumps)),
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT id, at, body FROM reports WHERE kind = %s ORDER BY id DESC LIMIT %s",
+                (kind, limit),
+            ).fetchall()
+        return [{"id": r[0], "at": _utc(r[1]), **r[2]} for r in rows]
+
+    # --- maintenance locks -------------------------------------------------
+    @contextmanager
+    def maintenance_lock(self, name: str) -> Iterator[bool]:
+        """Hold a named lock across servers for a maintenance job (e.g. consolidation).
+
+        Yields False at once, without waiting, when another process holds it:
+
+        >>> with store.maintenance_lock("consolidate") as mine:
+        ...     if mine: run_consolidation()
+        """
+        key = schema_mod.lock_key(self.schema, f"maintenance:{name}")
+        with self._conn() as conn:
+            (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()  # type: ignore[misc]
+            try:
+                yield bool(got)
+            finally:
+                if got:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))

@@ -1,0 +1,250 @@
+"""Logical rows of the PostgreSQL store: export/import for migration, backup and restore.
+
+A mixin of PostgresStore. Rows follow :mod:`memoryd.store.rows`; a backup is those
+rows, from one snapshot, as gzip-compressed JSON lines, so it needs no ``pg_dump``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from contextlib import AbstractContextManager
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from memoryd.errors import ModelMismatch, StoreError
+from memoryd.store import postgres_schema as schema_mod
+from memoryd.store.rows import JSON_FIELDS, TABLES, check_table, from_json, to_json
+
+DUMP_FORMAT = "memoryd-postgres-dump"
+DUMP_VERSION = 1
+# The column that orders each logical table for export (and resuming a copy).
+_POS = {
+    "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
+    "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id",
+}
+_dumps = partial(json.dumps, ensure_ascii=False, default=str)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return value.astimezone(timezone.utc) if value is not None else None
+
+
+def _vector(value: Any) -> np.ndarray:
+    if hasattr(value, "to_numpy"):  # pgvector.Vector
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+class PostgresRows:
+    """``export_rows`` / ``import_rows``, ``backup`` / ``restore`` and bulk index builds."""
+
+    schema: str
+    schema_version: int
+    _history_seq: str
+    _reports_seq: str
+
+    def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]:  # provided by PostgresStore
+        raise NotImplementedError
+
+    def _write(self, *, lock: bool = True) -> AbstractContextManager[psycopg.Cursor[Any]]:
+        raise NotImplementedError
+
+    def _meta(self, key: str, cur: psycopg.Cursor[Any] | None = None) -> str | None:
+        raise NotImplementedError
+
+    def _set_model(self, cur: psycopg.Cursor[Any], model_id: str, dims: int) -> None:
+        raise NotImplementedError
+
+    # --- logical rows: migration and backup --------------------------------
+    def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+        """Rows of a logical table (see :mod:`memoryd.store.rows`) after position ``after``."""
+        with self._conn() as conn:
+            return self._export(conn, table, after, limit)
+
+    def _export(
+        self, conn: psycopg.Connection[Any], table: str, after: int, limit: int
+    ) -> list[dict[str, Any]]:
+        fields = check_table(table)
+        pos = _POS[table]
+        if table == "memories":
+            select = ", ".join(f"m.{c}" for c in fields[:-1]) + ", m.embedding"
+            statement = f"SELECT m.{pos}, {select} FROM memories m"
+        else:
+            statement = f"SELECT {pos}, {', '.join(fields)} FROM {table} m"
+        rows = conn.execute(
+            statement + f" WHERE m.{pos} > %s ORDER BY m.{pos} LIMIT %s", (after, limit)
+        ).fetchall()
+        out = []
+        for row in rows:
+            data = {"_pos": int(row[0])}
+            for field, value in zip(fields, row[1:]):
+                if isinstance(value, datetime):
+                    value = _utc(value)
+                elif field == "vector" and value is not None:
+                    value = _vector(value)
+                data[field] = value
+            out.append(data)
+        return out
+
+    def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
+        """Insert rows exactly as given, skipping those whose key exists; one transaction.
+
+        No history is recorded: history rows are themselves a table to import.
+        Returns how many rows were inserted.
+        """
+        check_table(table)
+        if not rows:
+            return 0
+        try:
+            with self._write() as cur:
+                return self._import(cur, table, rows)
+        except psycopg.Error as exc:
+            raise StoreError(f"could not import {table} rows: {exc}") from exc
+
+    def _import(self, cur: psycopg.Cursor[Any], table: str, rows: list[dict[str, Any]]) -> int:
+        fields = TABLES[table]
+        json_fields = JSON_FIELDS[table]
+        columns = ["embedding" if f == "vector" else f for f in fields]
+        if table == "memories" and any(r.get("vector") is not None for r in rows):
+            if self._meta("embedding_model", cur) is None:
+                raise StoreError("set_embedding_model before importing vectors")
+
+        def value(field: str, v: Any) -> Any:
+            if v is None:
+                return None
+            if field in json_fields and field not in ("tags", "domains"):
+                return Jsonb(v, dumps=_dumps)
+            if field == "vector":
+                return _vector(v)
+            return v
+
+        statement = (
+            f"INSERT INTO {table} ({', '.join(columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT DO NOTHING"
+        )
+        inserted = 0
+        cur.executemany(
+            statement, [[value(f, r.get(f)) for f in fields] for r in rows], returning=False
+        )
+        inserted = cur.rowcount if cur.rowcount >= 0 else len(rows)
+        if table == "history":
+            cur.execute(
+                "SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
+                (self._history_seq,),
+            )
+        elif table == "reports":
+            cur.execute(
+                "SELECT setval(%s, (SELECT coalesce(max(id), 0) FROM reports) + 1, false)",
+                (self._reports_seq,),
+            )
+        return inserted
+
+    def backup(self, path: Path) -> None:
+        """Write every row, from one snapshot, as gzip-compressed JSON lines to ``path``."""
+        path = Path(path)
+        if path.exists():
+            raise StoreError(f"backup target {path} already exists")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial_path = path.with_name(path.name + ".partial")
+        try:
+            with self._conn() as conn, conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+                with gzip.open(partial_path, "wt", encoding="utf-8") as out:
+                    header = {
+                        "format": DUMP_FORMAT, "version": DUMP_VERSION,
+                        "schema_version": self.schema_version,
+                        "embedding_model": meta.get("embedding_model"),
+                        "embedding_dims": meta.get("embedding_dims"),
+                        "created_at": datetime.now(timezone.utc).isoformat(),
+                    }
+                    out.write(json.dumps(header) + "\n")
+                    for table in TABLES:
+                        self._dump_table(conn, table, out)
+            partial_path.replace(path)
+        finally:
+            partial_path.unlink(missing_ok=True)
+
+    def _dump_table(self, conn: psycopg.Connection[Any], table: str, out: IO[str]) -> None:
+        after = 0
+        while True:
+            rows = self._export(conn, table, after, 2000)
+            if not rows:
+                return
+            for row in rows:
+                out.write(_dumps({"table": table, "row": to_json(table, row)}) + "\n")
+            after = rows[-1]["_pos"]
+
+    def restore(self, path: Path, *, expect_model: str | None = None) -> None:
+        """Replace every row with those of a backup written by :meth:`backup`.
+
+        A backup whose vectors came from a model other than ``expect_model`` is
+        refused before anything is touched.
+        """
+        path = Path(path)
+        try:
+            handle = gzip.open(path, "rt", encoding="utf-8")
+            first = handle.readline()
+        except (OSError, EOFError) as exc:
+            raise StoreError(
+                f"{path} is not a memoryd PostgreSQL backup (a gzip JSON-lines file written by "
+                "`memoryd backup`); to load an SQLite store use `memoryd migrate`"
+            ) from exc
+        with handle:
+            try:
+                header = json.loads(first)
+            except ValueError:
+                header = None
+            if not isinstance(header, dict) or header.get("format") != DUMP_FORMAT:
+                raise StoreError(f"{path} is not a memoryd PostgreSQL backup")
+            if int(header.get("version", 0)) > DUMP_VERSION:
+                raise StoreError(f"{path} was written by a newer memoryd; upgrade memoryd")
+            backup_model = header.get("embedding_model")
+            if expect_model and backup_model and backup_model != expect_model:
+                raise ModelMismatch(backup_model, expect_model)
+            try:
+                with self._write() as cur:
+                    cur.execute(
+                        "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
+                        "session_access, watermarks, reports"
+                    )
+                    cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
+                    if header.get("embedding_model") and header.get("embedding_dims"):
+                        self._set_model(cur, header["embedding_model"], int(header["embedding_dims"]))
+                    batch: list[dict[str, Any]] = []
+                    current = None
+                    for line in handle:
+                        item = json.loads(line)
+                        if item["table"] != current or len(batch) >= 1000:
+                            if batch:
+                                self._import(cur, current, batch)  # type: ignore[arg-type]
+                            batch, current = [], item["table"]
+                        batch.append(from_json(current, item["row"]))
+                    if batch:
+                        self._import(cur, current, batch)  # type: ignore[arg-type]
+                    cur.execute("SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
+                                (self._history_seq,))
+            except psycopg.Error as exc:
+                raise StoreError(f"could not restore {path}: {exc}") from exc
+
+    # --- bulk loading (benchmarks, large migrations) ----------------------
+    def drop_vector_index(self) -> None:
+        """Drop the HNSW index (before a large bulk load); rebuild with build_vector_index."""
+        with self._write() as cur:
+            cur.execute(sql.SQL("DROP INDEX IF EXISTS {}.memories_embedding_hnsw").format(
+                sql.Identifier(self.schema)))
+
+    def build_vector_index(self, *, maintenance_work_mem: str = "1GB", workers: int = 2) -> None:
+        """(Re)build the HNSW index, with more memory and parallel workers than a plain insert."""
+        with self._write() as cur:
+            cur.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+            cur.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
+            schema_mod.create_vector_index(cur, self.schema)
