@@ -7,6 +7,7 @@ enforced here so every provider behaves the same.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -133,3 +134,32 @@ class Embedder(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_id={self._model_id!r}, dims={self._dims})"
+
+
+class LazyModelEmbedder(Embedder):
+    """An embedder whose model loads on first use (once, thread-safe).
+
+    Subclasses implement :meth:`_load_model` and read ``self._model``.
+    """
+
+    def __init__(self, *, model_id: str, dims: int, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        super().__init__(model_id=model_id, dims=dims, batch_size=batch_size)
+        self._model: Any = None
+        self._load_lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory."""
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load the model now (idempotent, thread-safe)."""
+        if self._model is not None:
+            return
+        with self._load_lock:
+            if self._model is None:
+                self._model = self._load_model()
+
+    @abstractmethod
+    def _load_model(self) -> Any:
+        """Load and return the model object."""

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memoryd.embed.base import DEFAULT_BATCH_SIZE, Embedder
+from memoryd.embed.base import DEFAULT_BATCH_SIZE, LazyModelEmbedder
 from memoryd.errors import EmbeddingError
 
 DEFAULT_FASTEMBED_MODEL = "BAAI/bge-small-en-v1.5"
@@ -48,7 +47,7 @@ def known_dims(model_name: str) -> int | None:
     return None
 
 
-class FastEmbedEmbedder(Embedder):
+class FastEmbedEmbedder(LazyModelEmbedder):
     """A fastembed ``TextEmbedding`` model read from the local cache only."""
 
     def __init__(
@@ -68,21 +67,6 @@ class FastEmbedEmbedder(Embedder):
         super().__init__(model_id=f"fastembed:{model_name}", dims=dims, batch_size=batch_size)
         self.model_name = model_name
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    @property
-    def loaded(self) -> bool:
-        """Whether the ONNX model is in memory."""
-        return self._model is not None
-
-    def load(self) -> None:
-        """Load the model from the cache (once, thread-safe); never downloads."""
-        if self._model is not None:
-            return
-        with self._lock:
-            if self._model is None:
-                self._model = self._load_model()
 
     def _load_model(self) -> Any:
         try:

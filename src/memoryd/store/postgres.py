@@ -302,15 +302,6 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
             row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
         return row[0] if row else None
 
-    @property
-    def embedding_model(self) -> str | None:
-        return self._meta("embedding_model")
-
-    @property
-    def embedding_dims(self) -> int | None:
-        value = self._meta("embedding_dims")
-        return int(value) if value else None
-
     def set_embedding_model(self, model_id: str, dims: int) -> None:
         with self._write() as cur:
             self._set_model(cur, model_id, dims)

@@ -283,15 +283,6 @@ class SQLiteStore(SQLiteAuxTables, Store):
         row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    @property
-    def embedding_model(self) -> str | None:
-        return self._meta("embedding_model")
-
-    @property
-    def embedding_dims(self) -> int | None:
-        value = self._meta("embedding_dims")
-        return int(value) if value else None
-
     def set_embedding_model(self, model_id: str, dims: int) -> None:
         with self._write() as conn:
             for key, value in (("embedding_model", model_id), ("embedding_dims", str(dims))):
