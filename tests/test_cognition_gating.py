@@ -441,3 +441,12 @@ def test_vestige_thresholds_lose_changed_facts_on_this_model(own_similarities) -
         return sum(d in ("update", "supersede") for d in decided) / len(decided)
 
     assert linked(PARAMS) > linked(vestige) + 0.1
+
+
+def test_a_verbatim_restatement_reinforces_even_beside_a_conflicting_neighbour() -> None:
+    candidates = [
+        Candidate("same", "Builds of Paxuru take $414 longer on Swift than on AWS.", 0.99),
+        Candidate("other", "Builds of Paxuru take $900 longer on Go than on GCP.", 0.80),
+    ]
+    gate = decide("Builds of Paxuru take $414 longer on Swift than on AWS.", candidates, PARAMS)
+    assert gate.decision == "reinforce" and gate.target_ids == ["same"]

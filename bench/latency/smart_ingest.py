@@ -66,12 +66,12 @@ def run(n: int, samples: int) -> dict[str, Any]:
 
 def render(data: dict[str, Any]) -> str:
     rows = [
-        [name, c["latency_ms"]["p50"], c["latency_ms"]["p95"],
+        [name, c["latency_ms"]["p50_ms"], c["latency_ms"]["p95_ms"],
          ", ".join(f"{k} {v}" for k, v in sorted(c["decisions"].items()))]
         for name, c in data["cases"].items()
     ]
-    rows.append(["query embedding alone", data["embedding_only_ms"]["p50"],
-                 data["embedding_only_ms"]["p95"], ""])
+    rows.append(["query embedding alone", data["embedding_only_ms"]["p50_ms"],
+                 data["embedding_only_ms"]["p95_ms"], ""])
     return "\n\n".join([
         "# Smart ingest latency",
         f"`Engine.ingest` end to end on a store of {data['n']:,} synthetic memories "

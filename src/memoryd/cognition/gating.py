@@ -114,6 +114,11 @@ def added_terms(old: str, new: str, heavy_weight: int = 3) -> int:
     return len(added) + (heavy_weight - 1) * heavy - len(old_terms - new_terms)
 
 
+def _restates(old: str, new: str) -> bool:
+    """Whether every content term of ``new`` is already in ``old``."""
+    return not (content_terms(new)[0] - content_terms(old)[0])
+
+
 def decide(
     new_text: str,
     candidates: list[Candidate],
@@ -141,6 +146,11 @@ def decide(
                 f"({verdict.kind}: {verdict.evidence})")
         if candidate is top and verdict.kind == "progression":
             progression = verdict
+        if candidate is top and top.similarity >= params.reinforce and _restates(
+                top.content, new_text):
+            # The new text is already stored almost verbatim; weaker neighbours it
+            # happens to disagree with are other memories, not what it corrects.
+            break
     close = [c for c in ranked if c.similarity >= params.merge]
     if len(close) >= 2:
         return GateDecision(
