@@ -30,6 +30,7 @@ from memoryd.errors import (
 from memoryd.models import HistoryEntry, Memory, SchedulingState, SearchFilters, StoreStats
 from memoryd.store.base import Actor, KeywordHit, ListOrder, Store, VectorHit
 from memoryd.store.fts import match_expression
+from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.sqlite_aux import SQLiteAuxTables
 from memoryd.store.sqlite_schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
 from memoryd.store.vector_index import VectorIndex
@@ -40,42 +41,9 @@ EXACT_FILTER_ROWS = 5_000
 # bm25() column weights for (content, summary, tags).
 BM25_WEIGHTS = (1.0, 0.5, 0.5)
 
-_STATE_FIELDS = (
-    "stability",
-    "difficulty",
-    "reps",
-    "lapses",
-    "last_review",
-    "storage_strength",
-    "retrieval_strength",
-    "access_count",
-    "last_accessed",
-)
-_MEMORY_FIELDS = (
-    "id",
-    "content",
-    "summary",
-    "node_type",
-    "category",
-    "subcategory",
-    "tags",
-    "source",
-    "agent_id",
-    "session_id",
-    "scope",
-    "domains",
-    "domain_scores",
-    "importance",
-    "severity",
-    "created_at",
-    "updated_at",
-    "valid_from",
-    "valid_until",
-    "superseded_by",
-    "tier",
-    "embedding_model",
-    "metadata",
-)
+# The column lists are shared with the PostgreSQL store and the migration rows.
+_STATE_FIELDS = STATE_FIELDS
+_MEMORY_FIELDS = MEMORY_FIELDS
 _JSON_FIELDS = {"tags", "domains", "domain_scores", "metadata"}
 _TIME_FIELDS = {"created_at", "updated_at", "valid_from", "valid_until", "last_review", "last_accessed"}
 _COLUMNS = ("rowid",) + _MEMORY_FIELDS + _STATE_FIELDS + ("seq",)
