@@ -282,3 +282,17 @@ def test_secrets_are_refused_redacted_or_allowed(open_mem, store_url, tmp_path):
     redacting = open_mem(f"sqlite:///{tmp_path}/r.db", secrets_mode="redact")
     redacted = redacting.add(text)
     assert "ghp_" not in redacted.content and "[REDACTED:" in redacted.content
+
+
+def test_consolidation_takes_the_maintenance_lock(cmem):
+    from memoryd.errors import MaintenanceBusy
+
+    cmem.add("Something to consolidate")
+    with cmem.store.maintenance_lock("consolidate") as mine:
+        assert mine
+        with cmem.store.maintenance_lock("consolidate") as again:
+            assert not again  # a second holder is refused at once, not made to wait
+        with pytest.raises(MaintenanceBusy):
+            cmem.consolidate()
+        assert cmem.consolidate(dry_run=True).examined == 1  # a dry run writes nothing
+    assert cmem.consolidate().examined == 1

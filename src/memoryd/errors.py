@@ -11,7 +11,8 @@
     ├── StoreError              the store cannot be used as asked
     │   ├── NotAMemorydStore    the path/URL is not a memoryd store
     │   ├── SchemaTooNew        written by a newer memoryd
-    │   └── ModelMismatch       vectors were made by another embedding model
+    │   ├── ModelMismatch       vectors were made by another embedding model
+    │   └── MaintenanceBusy     another process holds a maintenance lock
     └── EmbeddingError          the embedding provider failed
 """
 
@@ -90,6 +91,10 @@ class ModelMismatch(StoreError):
         )
         self.store_model = store_model
         self.configured_model = configured_model
+
+
+class MaintenanceBusy(StoreError):
+    """Another process is running the same maintenance job on this store."""
 
 
 class EmbeddingError(MemorydError):

@@ -16,7 +16,14 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from memoryd.errors import EmbeddingError, InvalidInput, MemorydError, MemoryNotFound, StoreError
+from memoryd.errors import (
+    EmbeddingError,
+    InvalidInput,
+    MaintenanceBusy,
+    MemorydError,
+    MemoryNotFound,
+    StoreError,
+)
 from memoryd.keys import InvalidKey, KeyNotFound
 from memoryd.operations import Forbidden
 
@@ -28,6 +35,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (MemoryNotFound, 404, "not_found"),
     (KeyNotFound, 404, "not_found"),
     (InvalidInput, 422, "invalid_input"),
+    (MaintenanceBusy, 409, "busy"),
     (StoreError, 503, "store_unavailable"),
     (EmbeddingError, 503, "embedding_unavailable"),
 ]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from memoryd.cognition import scheduling
 from memoryd.cognition.graph import similar_edges
-from memoryd.errors import InvalidInput
+from memoryd.errors import InvalidInput, MaintenanceBusy
 from memoryd.models import ConsolidationReport, Edge, GcReport, Memory, SearchFilters
 from memoryd.store.base import Actor
 
@@ -31,7 +31,20 @@ _ACTOR = Actor("consolidation")
 
 
 def consolidate(engine: Engine, *, dry_run: bool = False) -> ConsolidationReport:
-    """Run one consolidation pass (see the module docstring)."""
+    """Run one consolidation pass (see the module docstring).
+
+    Takes the store's ``consolidate`` maintenance lock (a dry run does not need it);
+    raises MaintenanceBusy when another process is consolidating the same store.
+    """
+    if dry_run:
+        return _consolidate(engine, dry_run=True)
+    with engine.store.maintenance_lock("consolidate") as mine:
+        if not mine:
+            raise MaintenanceBusy("another process is consolidating this store; try again later")
+        return _consolidate(engine, dry_run=False)
+
+
+def _consolidate(engine: Engine, *, dry_run: bool) -> ConsolidationReport:
     started = engine.clock()
     report = ConsolidationReport(dry_run=dry_run, started_at=started, finished_at=started)
     recent: list[Memory] = []
@@ -170,6 +183,8 @@ class ConsolidationSchedule:
         while not self._stop.wait(self._interval):
             try:
                 consolidate(self._engine)
+            except MaintenanceBusy:
+                pass  # another server is doing it this time
             except Exception:  # keep the schedule alive; the next run retries
                 import logging
 

@@ -211,6 +211,14 @@ class Store(ABC):
 
     # --- maintenance -----------------------------------------------------
     @abstractmethod
+    def maintenance_lock(self, name: str) -> AbstractContextManager[bool]:
+        """Hold a named lock across processes and servers for a maintenance job.
+
+        Yields True when this caller holds it, False at once (without waiting) when
+        another process does, so two servers never consolidate the same store at once.
+        """
+
+    @abstractmethod
     def backup(self, path: Path) -> None:
         """Write a consistent copy of the whole store to ``path`` while it stays online."""
 

@@ -691,6 +691,23 @@ class SQLiteStore(SQLiteAuxTables, Store):
         finally:
             target.close()
 
+    @contextmanager
+    def maintenance_lock(self, name: str) -> Iterator[bool]:
+        """An exclusive, non-blocking ``flock`` on a file beside the store."""
+        import fcntl
+
+        lock_path = self.path.with_name(f"{self.path.name}.{name}.lock")
+        with open(lock_path, "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     def restore(self, path: Path, *, expect_model: str | None = None) -> None:
         """Replace this store's contents with the memoryd store at ``path``.
 
