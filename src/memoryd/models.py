@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -333,17 +333,6 @@ class StoreStats(BaseModel):
     size_bytes: int | None = None
 
 
-EDGE_TYPES: tuple[str, ...] = (
-    "related",
-    "derived_from",
-    "supersedes",
-    "caused_by",
-    "part_of",
-    "mentions",
-    "follows",
-    "similar",
-    "merged_into",
-)
 EdgeType = Literal[
     "related",
     "derived_from",
@@ -355,6 +344,7 @@ EdgeType = Literal[
     "similar",
     "merged_into",
 ]
+EDGE_TYPES: tuple[str, ...] = get_args(EdgeType)
 
 
 class Edge(BaseModel):

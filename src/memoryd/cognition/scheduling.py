@@ -240,15 +240,14 @@ def retrieval_strength_now(
     return _clamp(value, 0.0, 1.0)
 
 
-def retention_score(
-    state: SchedulingState, now: datetime, params: SchedulingParams = DEFAULT_PARAMS
+def _blend(
+    state: SchedulingState,
+    now: datetime,
+    weights: tuple[float, float, float],
+    params: SchedulingParams,
 ) -> float:
-    """The retention ranking uses: ``0.6*curve + 0.3*retrieval_now + 0.1*storage/10``.
-
-    Weights are ``params.retention_weights``; the result is in [0, 1]. See
-    :class:`SchedulingParams` for why the curve dominates.
-    """
-    w_curve, w_retrieval, w_storage = params.retention_weights
+    """``w0*curve + w1*retrieval_now + w2*storage/10``, clamped to [0, 1]."""
+    w_curve, w_retrieval, w_storage = weights
     value = (
         w_curve * curve_retention(state, now, params)
         + w_retrieval * retrieval_strength_now(state, now, params)
@@ -257,17 +256,22 @@ def retention_score(
     return _clamp(value, 0.0, 1.0)
 
 
+def retention_score(
+    state: SchedulingState, now: datetime, params: SchedulingParams = DEFAULT_PARAMS
+) -> float:
+    """The retention ranking uses: ``0.6*curve + 0.3*retrieval_now + 0.1*storage/10``.
+
+    Weights are ``params.retention_weights``; the result is in [0, 1]. See
+    :class:`SchedulingParams` for why the curve dominates.
+    """
+    return _blend(state, now, params.retention_weights, params)
+
+
 def accessibility(
     state: SchedulingState, now: datetime, params: SchedulingParams = DEFAULT_PARAMS
 ) -> float:
     """Vestige's accessibility: ``0.5*curve retention + 0.3*retrieval + 0.2*storage/10``."""
-    w_ret, w_retrieval, w_storage = params.accessibility_weights
-    value = (
-        w_ret * curve_retention(state, now, params)
-        + w_retrieval * retrieval_strength_now(state, now, params)
-        + w_storage * _clamp(state.storage_strength, 0.0, STORAGE_MAX) / STORAGE_MAX
-    )
-    return _clamp(value, 0.0, 1.0)
+    return _blend(state, now, params.accessibility_weights, params)
 
 
 def memory_state(
