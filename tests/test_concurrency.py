@@ -229,10 +229,22 @@ def test_many_writers_lose_nothing(shared_url: str, tmp_path: Path) -> None:
             last_change[h.memory_id] = h.seq
         assert {m.id: m.seq for m in store.iter_memories()} == last_change
         assert store.stats().vectors == len(acked)
+        _assert_ledger_matches_history(store, history)
     finally:
         store.close()
     (tmp_path / "summary.json").write_text(json.dumps(
         {"writes": len(acked), "updates": len(updated), "searches": searches, "seconds": DURATION_S}))
+
+
+def _assert_ledger_matches_history(store: Any, history: list[Any]) -> None:
+    """The ledger verifies and holds exactly one entry per history row, in the same order."""
+    from memoryd.ledger import verify_chain
+
+    entries = store.ledger_entries(0, limit=10**6)
+    assert verify_chain(entries).ok
+    assert [(e.operation, e.memory_id) for e in entries] == [
+        (h.operation, h.memory_id) for h in history
+    ]
 
 
 def _check_consistent_pg(url: str) -> dict[str, int]:
@@ -307,6 +319,7 @@ def test_writer_killed_mid_batch_leaves_whole_batches(shared_url: str, kill_dela
         history = store.changes_since(0, limit=10**6)
         assert sorted(h.memory_id for h in history) == sorted(ids)
         assert store.stats().vectors == len(ids)
+        _assert_ledger_matches_history(store, history)
         # Still writable after the crash.
         store.set_watermark("after-crash", 1)
     finally:

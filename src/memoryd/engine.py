@@ -38,6 +38,7 @@ from memoryd.cognition import (
 )
 from memoryd.cognition.importance import ImportanceScore, importance_score
 from memoryd.cognition import codebase as codebase_memory
+from memoryd.ledger import LedgerEntry, LedgerReport, verify_chain
 from memoryd.models import (
     CodebaseContext,
     ConsolidationReport,
@@ -518,6 +519,33 @@ class Engine:
                          limit: int = 10) -> CodebaseContext:
         """Patterns, decisions and intentions that touch the given files of a codebase."""
         return codebase_memory.codebase_context(self, codebase, files, limit)
+
+    # --- audit ledger ----------------------------------------------------
+    def ledger(self, *, after: int = 0, limit: int = 100) -> list[LedgerEntry]:
+        """Ledger entries after position ``after``, oldest first."""
+        return self.store.ledger_entries(after=after, limit=limit)
+
+    def ledger_head(self) -> LedgerEntry | None:
+        """The newest ledger entry: keep its hash elsewhere to detect a cut-off chain."""
+        return self.store.ledger_head()
+
+    def verify_ledger(
+        self, *, batch_size: int = 5000, progress: Callable[[int], None] | None = None
+    ) -> LedgerReport:
+        """Re-hash the whole ledger and report the first broken link, if any."""
+
+        def entries() -> Iterable[LedgerEntry]:
+            after = 0
+            while True:
+                batch = self.store.ledger_entries(after=after, limit=batch_size)
+                if not batch:
+                    return
+                yield from batch
+                after = batch[-1].seq
+                if progress:
+                    progress(len(batch))
+
+        return verify_chain(entries())
 
     # --- maintenance -----------------------------------------------------
     def backup(self, path: str | Path) -> Path:

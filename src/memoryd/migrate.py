@@ -2,8 +2,9 @@
 
 ``copy_store(source, target)`` moves every table of :mod:`memoryd.store.rows` —
 memories with their vectors and scheduling state, history, edges, intentions, API
-keys, session access marks, watermarks and reports — keeping ids, timestamps and
-change sequence numbers. Nothing is re-embedded.
+keys, session access marks, watermarks, reports and the audit ledger — through the
+store contract's ``export_rows`` / ``import_rows``, keeping ids, timestamps and
+change sequence numbers. Nothing is re-embedded, and the ledger verifies on the target.
 
 Resumable and idempotent: after each batch the target remembers how far it got
 (a watermark ``migrate:<source>:<table>``), and a row whose key already exists
@@ -21,30 +22,16 @@ not copied again, and verification then reports the table as different.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Protocol
-
-import numpy as np
+from typing import Any, Callable
 
 from memoryd.config import _mask_url_password
 from memoryd.errors import StoreError
 from memoryd.store.base import Store
-from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS, TABLES, TIME_FIELDS, Checksum, check_table
+from memoryd.store.rows import TABLES, Checksum
 
 Progress = Callable[[str, int, "int | None"], None]  # (table, rows just copied, total or None)
 MARKER_PREFIX = "migrate:"
-
-
-class RowAccess(Protocol):
-    """What a migration needs from a store (the proposed contract addition)."""
-
-    def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
-        ...
-
-    def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
-        ...
 
 
 @dataclass
@@ -82,17 +69,6 @@ def source_key(store: Store) -> str:
     return hashlib.sha256(_mask_url_password(store.url).encode()).hexdigest()[:12]
 
 
-def rows_of(store: Store) -> RowAccess:
-    """The row access of a store: its own, or an adapter for SQLite stores."""
-    if hasattr(store, "export_rows") and hasattr(store, "import_rows"):
-        return store  # type: ignore[return-value]
-    from memoryd.store.sqlite import SQLiteStore
-
-    if isinstance(store, SQLiteStore):
-        return SQLiteRows(store)
-    raise StoreError(f"the {store.backend} store cannot export or import rows")
-
-
 def _visible(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # A copy's own resume marks are bookkeeping of the target, not data to move or compare.
     if table != "watermarks":
@@ -109,7 +85,7 @@ def copy_store(
     progress: Progress | None = None,
 ) -> MigrationReport:
     """Copy every row of ``source`` into ``target``; see the module docstring."""
-    src, dst = rows_of(source), rows_of(target)
+    src, dst = source, target
     key = source_key(source)
     marker = f"{MARKER_PREFIX}{key}"
     report = MigrationReport(_mask_url_password(source.url), _mask_url_password(target.url))
@@ -136,9 +112,7 @@ def copy_store(
             if progress:
                 progress(table, len(rows), totals.get(table))
         report.copied[table] = copied
-    finish = getattr(dst, "finish", None)
-    if finish:
-        finish()
+    dst.finish_import()
     target.set_watermark(marker, 2)
     if verify:
         report.checks = verify_stores(source, target, batch_size=batch_size, progress=progress)
@@ -161,11 +135,10 @@ def _match_models(source: Store, target: Store) -> None:
 def table_checksum(store: Store, table: str, *, batch_size: int = 1000,
                    progress: Progress | None = None) -> Checksum:
     """Count and checksum of one table of a store."""
-    access = rows_of(store)
     check = Checksum(table)
     after = 0
     while True:
-        rows = access.export_rows(table, after=after, limit=batch_size)
+        rows = store.export_rows(table, after=after, limit=batch_size)
         if not rows:
             return check
         check.add(_visible(table, rows))
@@ -183,159 +156,3 @@ def verify_stores(source: Store, target: Store, *, batch_size: int = 1000,
         b = table_checksum(target, table, batch_size=batch_size)
         out.append(TableCheck(table, a.count, b.count, a.hexdigest, b.hexdigest))
     return out
-
-
-# --------------------------------------------------------------------------- SQLite rows
-#
-# The row access of the SQLite store, kept here until it moves into SQLiteStore as
-# ``export_rows`` / ``import_rows`` (the proposed contract addition). It reads the
-# SQLite schema of memoryd.store.sqlite_schema directly.
-
-
-def _ts(value: datetime | None) -> float | None:
-    return value.timestamp() if value is not None else None
-
-
-def _dt(value: float | None) -> datetime | None:
-    return datetime.fromtimestamp(value, tz=timezone.utc) if value is not None else None
-
-
-_SQLITE_POS = {
-    "memories": "m.rowid", "history": "seq", "edges": "rowid", "intentions": "rowid",
-    "api_keys": "rowid", "watermarks": "rowid", "reports": "id",
-}
-_SQLITE_JSON = {
-    "memories": {"tags", "domains", "domain_scores", "metadata"},
-    "history": {"details"},
-    "edges": {"metadata"},
-    "intentions": {"trigger", "metadata"},
-    "api_keys": {"scopes"},
-    "session_access": set(),
-    "watermarks": set(),
-    "reports": {"body"},
-}
-
-
-class SQLiteRows:
-    """``export_rows`` / ``import_rows`` for an SQLiteStore."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self._graph_paused = False
-
-    def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
-        fields = check_table(table)
-        conn = self.store._conn
-        if table == "memories":
-            cols = ", ".join(f"m.{c}" for c in fields[:-1])
-            rows = conn.execute(
-                f"SELECT m.rowid, {cols}, v.vector FROM memories m "
-                "LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid "
-                "WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?",
-                (after, limit),
-            ).fetchall()
-        elif table == "session_access":
-            # WITHOUT ROWID: its position is the row's place in key order.
-            rows = conn.execute(
-                "SELECT ? + row_number() OVER (ORDER BY session_id, memory_id), session_id, "
-                "memory_id, at FROM session_access ORDER BY session_id, memory_id LIMIT ? OFFSET ?",
-                (after, limit, after),
-            ).fetchall()
-        else:
-            pos = _SQLITE_POS[table]
-            rows = conn.execute(
-                f"SELECT {pos}, {', '.join(fields)} FROM {table} WHERE {pos} > ? "
-                f"ORDER BY {pos} LIMIT ?",
-                (after, limit),
-            ).fetchall()
-        return [self._from_db(table, fields, row) for row in rows]
-
-    @staticmethod
-    def _from_db(table: str, fields: tuple[str, ...], row: tuple[Any, ...]) -> dict[str, Any]:
-        data: dict[str, Any] = {"_pos": int(row[0])}
-        json_fields = _SQLITE_JSON[table]
-        for name, value in zip(fields, row[1:]):
-            if value is not None:
-                if name in json_fields:
-                    value = json.loads(value)
-                elif name in TIME_FIELDS:
-                    value = _dt(value)
-                elif name == "vector":
-                    value = np.frombuffer(value, dtype=np.float32).copy()
-            data[name] = value
-        return data
-
-    def _to_db(self, table: str, name: str, value: Any) -> Any:
-        if value is None:
-            return None
-        if name in _SQLITE_JSON[table]:
-            return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-        if name in TIME_FIELDS:
-            return _ts(value)
-        return value
-
-    def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
-        fields = check_table(table)
-        if not rows:
-            return 0
-        store = self.store
-        if table == "memories":
-            return self._import_memories(rows)
-        marks = ", ".join("?" * len(fields))
-        inserted = 0
-        with store._write() as conn:
-            for row in rows:
-                cur = conn.execute(
-                    f"INSERT INTO {table} ({', '.join(fields)}) VALUES ({marks}) ON CONFLICT DO NOTHING",
-                    [self._to_db(table, f, row.get(f)) for f in fields],
-                )
-                inserted += cur.rowcount
-        return inserted
-
-    def _import_memories(self, rows: list[dict[str, Any]]) -> int:
-        store = self.store
-        model, dims = store.embedding_model, store.embedding_dims
-        if any(r.get("vector") is not None for r in rows) and model is None:
-            raise StoreError("set_embedding_model before importing vectors")
-        self._pause_graph()
-        cols = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
-        marks = ", ".join("?" * len(cols))
-        inserted = 0
-        with store._write() as conn:
-            for row in rows:
-                cur = conn.execute(
-                    f"INSERT INTO memories ({', '.join(cols)}) VALUES ({marks}) ON CONFLICT DO NOTHING",
-                    [self._to_db("memories", f, row.get(f)) for f in cols],
-                )
-                if not cur.rowcount:
-                    continue
-                inserted += 1
-                rowid = cur.lastrowid
-                conn.executemany(
-                    "INSERT INTO memory_tags (memory_rowid, tag) VALUES (?, ?)",
-                    [(rowid, tag) for tag in row.get("tags") or []],
-                )
-                vector = row.get("vector")
-                if vector is not None:
-                    conn.execute(
-                        "INSERT INTO memory_vectors (memory_rowid, model, dims, vector, seq) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        (rowid, model, dims, np.asarray(vector, dtype=np.float32).tobytes(), row["seq"]),
-                    )
-        return inserted
-
-    def _pause_graph(self) -> None:
-        # Imported rows keep their old sequence numbers, which the index's catch-up
-        # (by seq) cannot follow; the index is rebuilt once in finish(). Until then
-        # no HNSW graph is built batch by batch.
-        index = getattr(self.store, "_index", None)
-        if index is not None and not self._graph_paused:
-            index.hnsw_threshold = 1 << 62
-            self._graph_paused = True
-
-    def finish(self) -> None:
-        """Rebuild the SQLite store's vector index from its table."""
-        dims = self.store.embedding_dims
-        if dims:
-            self.store._load_index(dims)
-        self._graph_paused = False

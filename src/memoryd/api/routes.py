@@ -66,6 +66,8 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("GET", "/api/v1/keys", "keys_list", "keys"),
     Binding("POST", "/api/v1/keys", "keys_create", "keys", status=201),
     Binding("DELETE", "/api/v1/keys/{id}", "keys_revoke", "keys"),
+    Binding("GET", "/api/v1/ledger", "ledger", "maintenance"),
+    Binding("GET", "/api/v1/ledger/verify", "ledger_verify", "maintenance"),
 )
 
 

@@ -35,7 +35,7 @@ def main_options(
 
 
 def _register() -> None:
-    from memoryd.cli import cognition, data, keys, mcp, memories, server
+    from memoryd.cli import cognition, data, keys, ledger, mcp, memories, server
     from memoryd.cli import migrate as migrate_cli
 
     memories.register(app)
@@ -45,6 +45,7 @@ def _register() -> None:
     keys.register(app)
     mcp.register(app)
     migrate_cli.register(app)
+    ledger.register(app)
 
 
 _register()

@@ -1,4 +1,4 @@
-"""Maintenance and administration: consolidate, gc, stats, health, API keys."""
+"""Maintenance and administration: consolidate, gc, stats, health, API keys, audit ledger."""
 
 from __future__ import annotations
 
@@ -218,3 +218,74 @@ def keys_create(engine: Engine, data: KeyCreateInput, caller: Caller) -> KeyCrea
 def keys_revoke(engine: Engine, data: KeyIdInput, caller: Caller) -> KeyInfo:
     """Revoke an API key by id or prefix; it stops working immediately."""
     return KeyInfo.of(keys.revoke_key(engine.store, data.id))
+
+
+# --- audit ledger -------------------------------------------------------------------
+class LedgerEntryInfo(BaseModel):
+    """One ledger entry (content appears only as its SHA-256)."""
+
+    seq: int
+    stamp: str
+    operation: str
+    memory_id: str
+    content_sha256: str | None
+    actor: str | None
+    agent_id: str | None
+    key_label: str | None
+    prev_hash: str
+    hash: str
+
+
+class LedgerPageInput(Strict):
+    after: int = Field(0, ge=0, description="Entries after this position.")
+    limit: int = Field(100, ge=1, le=1000)
+
+
+class LedgerPage(BaseModel):
+    entries: list[LedgerEntryInfo]
+
+
+class BrokenLinkInfo(BaseModel):
+    seq: int
+    reason: str
+
+
+class LedgerVerification(BaseModel):
+    """The result of re-hashing the whole chain."""
+
+    ok: bool
+    entries: int
+    head_seq: int | None
+    head_hash: str | None
+    broken: BrokenLinkInfo | None
+
+
+@operation(
+    "ledger",
+    title="Read the audit ledger",
+    input=LedgerPageInput,
+    output=LedgerPage,
+    scope="admin",
+    read_only=True,
+    idempotent=True,
+    bound_ok=False,
+)
+def ledger_page(engine: Engine, data: LedgerPageInput, caller: Caller) -> LedgerPage:
+    """Entries of the hash-chained audit ledger after a position, oldest first."""
+    entries = engine.ledger(after=data.after, limit=data.limit)
+    return LedgerPage(entries=[LedgerEntryInfo(**e.to_dict()) for e in entries])
+
+
+@operation(
+    "ledger_verify",
+    title="Verify the audit ledger",
+    input=NoInput,
+    output=LedgerVerification,
+    scope="admin",
+    read_only=True,
+    idempotent=True,
+    bound_ok=False,
+)
+def ledger_verify(engine: Engine, data: NoInput, caller: Caller) -> LedgerVerification:
+    """Re-hash the whole audit ledger; report the head and the first broken link, if any."""
+    return LedgerVerification(**engine.verify_ledger().to_dict())

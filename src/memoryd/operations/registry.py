@@ -53,6 +53,7 @@ class Caller:
     memory_scope: str | None = None
     bound_agent: str | None = None
     agent_id: str | None = None
+    key_label: str | None = None
 
     @classmethod
     def local(cls, name: str = "local", agent_id: str | None = None) -> Caller:
@@ -76,6 +77,7 @@ class Caller:
             scopes=frozenset(key.scopes),
             name=f"key:{key.label}",
             key_id=key.id,
+            key_label=key.label,
             memory_scope=key.memory_scope,
             bound_agent=key.agent_id,
             agent_id=key.agent_id or agent_header,
@@ -90,7 +92,7 @@ class Caller:
         """The actor recorded in history for this caller's changes."""
         from memoryd.store.base import Actor
 
-        return Actor(name=self.name, agent_id=self.agent_id)
+        return Actor(name=self.name, agent_id=self.agent_id, key_label=self.key_label)
 
     def require(self, needed: KeyScope) -> None:
         """Raise Forbidden unless the caller's scopes grant ``needed``."""

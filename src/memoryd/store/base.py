@@ -3,7 +3,8 @@
 The engine talks to storage only through this class. A backend keeps memories,
 their vectors, a keyword index, scheduling state and a change history consistent
 with each other: every write method is one transaction, records one history entry
-per memory it touches and advances the change sequence number (``seq``).
+per memory it touches, appends the matching entry to the hash-chained audit ledger
+(:mod:`memoryd.ledger`) and advances the change sequence number (``seq``).
 
 Backends store whatever vectors they are given; embedding happens in the engine.
 They do filtering and candidate generation (keyword and vector); fusion and
@@ -21,6 +22,7 @@ from typing import Any, Iterator, Literal
 
 import numpy as np
 
+from memoryd.ledger import LedgerEntry
 from memoryd.models import (
     ApiKey,
     Edge,
@@ -39,8 +41,9 @@ ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
 class Actor:
     """Who makes a change: recorded in the history of every mutation."""
 
-    name: str | None = None  # e.g. an API key label, "cli", "import"
+    name: str | None = None  # e.g. "key:<label>", "cli", "import"
     agent_id: str | None = None
+    key_label: str | None = None  # the API key the change came through, if any
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,19 @@ class Store(ABC):
         """History entries with a sequence number above ``seq``, in order."""
 
     @abstractmethod
+    def changes_between(self, start: datetime, end: datetime, limit: int = 10_000) -> list[HistoryEntry]:
+        """History entries recorded at or after ``start`` and before ``end``, in order."""
+
+    # --- audit ledger ----------------------------------------------------
+    @abstractmethod
+    def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[LedgerEntry]:
+        """Ledger entries with a position above ``after``, in order (see memoryd.ledger)."""
+
+    @abstractmethod
+    def ledger_head(self) -> LedgerEntry | None:
+        """The newest ledger entry (None while the ledger is empty)."""
+
+    @abstractmethod
     def stats(self) -> StoreStats:
         """Counts and facts about the store."""
 
@@ -229,6 +245,23 @@ class Store(ABC):
         Raises ModelMismatch, before changing anything, if the backup's vectors were
         made by a model other than ``expect_model``.
         """
+
+    # --- logical rows (migration between backends) ----------------------
+    @abstractmethod
+    def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+        """Rows of a logical table (memoryd.store.rows) after position ``after``, in order.
+
+        Each row carries ``_pos``, the position to pass as ``after`` for the next page.
+        """
+
+    @abstractmethod
+    def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
+        """Insert rows exactly as exported (ids, seqs, timestamps kept), skipping rows whose
+        key exists; one transaction; records no history. Returns how many were inserted."""
+
+    @abstractmethod
+    def finish_import(self) -> None:
+        """Bring indexes up to date after import_rows (e.g. rebuild the vector index)."""
 
     # --- graph -----------------------------------------------------------
     @abstractmethod

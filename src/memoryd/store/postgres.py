@@ -48,6 +48,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool
 
+from memoryd import ledger
 from memoryd.config import Settings, _mask_url_password
 from memoryd.errors import MemoryNotFound, NotAMemorydStore, StoreError
 from memoryd.models import (
@@ -334,8 +335,10 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
     def _record_many(
         self,
         cur: psycopg.Cursor[Any],
-        entries: list[tuple[str, str, Actor, dict[str, Any] | None]],
+        entries: list[tuple[str, str, Actor, dict[str, Any] | None, str | None]],
     ) -> list[int]:
+        """History rows and their ledger entries for (memory id, operation, actor,
+        details, content after the change) tuples; returns the history seqs."""
         if not entries:
             return []
         seqs = self._next_seqs(cur, len(entries))
@@ -345,16 +348,46 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
             "VALUES (%s, %s, %s, %s, %s, %s, %s)",
             [
                 (seq, memory_id, op, actor.name, actor.agent_id, at, Jsonb(details or {}, dumps=_dumps))
-                for seq, (memory_id, op, actor, details) in zip(seqs, entries)
+                for seq, (memory_id, op, actor, details, _) in zip(seqs, entries)
             ],
         )
+        self._ledger_append(cur, [
+            ledger.PendingEntry(op, memory_id, ledger.content_digest(content), actor.name,
+                                actor.agent_id, actor.key_label)
+            for memory_id, op, actor, _, content in entries
+        ])
         return seqs
 
     def _record(
         self, cur: psycopg.Cursor[Any], memory_id: str, operation: str, actor: Actor,
-        details: dict[str, Any] | None = None,
+        details: dict[str, Any] | None = None, *, content: str | None = None,
     ) -> int:
-        return self._record_many(cur, [(memory_id, operation, actor, details)])[0]
+        return self._record_many(cur, [(memory_id, operation, actor, details, content)])[0]
+
+    def _ledger_append(self, cur: psycopg.Cursor[Any], pending: list[ledger.PendingEntry]) -> None:
+        # Called inside _write(lock=True): the advisory lock orders appends across servers.
+        head = cur.execute("SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
+        cur.executemany(
+            f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
+            f"VALUES ({', '.join(['%s'] * len(ledger.LEDGER_FIELDS))})",
+            [[getattr(e, f) for f in ledger.LEDGER_FIELDS] for e in ledger.seal(head, pending)],
+        )
+
+    def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[ledger.LedgerEntry]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {', '.join(ledger.LEDGER_FIELDS)} FROM ledger WHERE seq > %s "
+                "ORDER BY seq LIMIT %s",
+                (after, limit),
+            ).fetchall()
+        return [ledger.entry_from_row(r) for r in rows]
+
+    def ledger_head(self) -> ledger.LedgerEntry | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {', '.join(ledger.LEDGER_FIELDS)} FROM ledger ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        return ledger.entry_from_row(row) if row else None
 
     # --- writes ----------------------------------------------------------
     def insert(
@@ -384,7 +417,7 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
                 if row is not None:
                     raise StoreError(f"memory {row[0]} already exists")
                 seqs = self._record_many(
-                    cur, [(m.id, operation, actor, {"content": m.content}) for m in memories]
+                    cur, [(m.id, operation, actor, {"content": m.content}, m.content) for m in memories]
                 )
                 out = [m.model_copy(update={"seq": s}) for m, s in zip(memories, seqs)]
                 cur.executemany(
@@ -427,7 +460,8 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
                     "changed",
                     {f: _jsonable(getattr(before, f, None)) for f in changes if f in _UPDATABLE},
                 )
-                seq = self._record(cur, memory_id, operation, actor, record)
+                seq = self._record(cur, memory_id, operation, actor, record,
+                                   content=changes.get("content", before.content))
                 sets = {f: _db(f, v) for f, v in changes.items()}
                 sets["seq"] = seq
                 if vector is not None:
@@ -459,7 +493,10 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
         with self._write() as cur:
             ids = list(states)
             if record:
-                seqs = self._record_many(cur, [(i, record, actor or Actor(), details) for i in ids])
+                contents = dict(cur.execute(
+                    "SELECT id, content FROM memories WHERE id = ANY(%s)", (ids,)).fetchall())
+                seqs = self._record_many(
+                    cur, [(i, record, actor or Actor(), details, contents.get(i)) for i in ids])
                 cur.executemany(
                     f"UPDATE memories SET {assignments}, seq = %s WHERE id = %s",
                     [[getattr(states[i], f) for f in STATE_FIELDS] + [s, i] for i, s in zip(ids, seqs)],
@@ -479,11 +516,13 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
                     "UPDATE history SET details = %s WHERE memory_id = %s",
                     (Jsonb({"purged": True}), memory_id),
                 )
-                self._record(cur, memory_id, "purge", actor, {"content_sha256": digest})
+                self._record(cur, memory_id, "purge", actor, {"content_sha256": digest},
+                             content=before.content)
             else:
                 self._record(
                     cur, memory_id, "delete", actor,
                     {"content": before.content, "node_type": before.node_type},
+                    content=before.content,
                 )
             # Edges and pending vectors go with it (ON DELETE CASCADE); the keyword
             # entry and the vector are columns of the row itself.
@@ -497,14 +536,14 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
             with self._write() as cur:
                 dims = schema_mod.column_dims(cur.connection, self.schema)
                 ids = list(vectors)
-                found = {
-                    r[0] for r in cur.execute("SELECT id FROM memories WHERE id = ANY(%s)", (ids,))
-                }
+                found = dict(
+                    cur.execute("SELECT id, content FROM memories WHERE id = ANY(%s)", (ids,)).fetchall()
+                )
                 for memory_id in ids:
                     if memory_id not in found:
                         raise MemoryNotFound(memory_id)
                 seqs = self._record_many(
-                    cur, [(i, "reembed", Actor("reembed"), {"model": model_id}) for i in ids]
+                    cur, [(i, "reembed", Actor("reembed"), {"model": model_id}, found[i]) for i in ids]
                 )
                 fits = [(i, s) for i, s in zip(ids, seqs) if dims in (None, len(vectors[i]))]
                 later = [(i, s) for i, s in zip(ids, seqs) if dims not in (None, len(vectors[i]))]
@@ -757,6 +796,15 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
             rows = conn.execute(
                 f"SELECT {_HISTORY_COLS} FROM history WHERE memory_id = %s ORDER BY seq",
                 (memory_id,),
+            ).fetchall()
+        return [_history_entry(r) for r in rows]
+
+    def changes_between(self, start: datetime, end: datetime, limit: int = 10_000) -> list[HistoryEntry]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_HISTORY_COLS} FROM history WHERE at >= %s AND at < %s "
+                "ORDER BY seq LIMIT %s",
+                (start, end, limit),
             ).fetchall()
         return [_history_entry(r) for r in rows]
 

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import psycopg
 from psycopg.types.json import Jsonb
 
+from memoryd import ledger
 from memoryd.errors import StoreError
 from memoryd.models import ApiKey, Edge, Intention
 from memoryd.store import postgres_schema as schema_mod
@@ -40,6 +41,9 @@ class PostgresAuxTables:
 
     def _write(self, *, lock: bool = True) -> AbstractContextManager[psycopg.Cursor[Any]]:
         raise NotImplementedError
+
+    def _ledger_append(self, cur: psycopg.Cursor[Any], pending: list[ledger.PendingEntry]) -> None:
+        raise NotImplementedError  # provided by PostgresStore
 
     # --- graph -----------------------------------------------------------
     def upsert_edges(self, edges: list[Edge]) -> None:
@@ -136,7 +140,10 @@ class PostgresAuxTables:
     def save_key(self, key: ApiKey) -> None:
         cols = ", ".join(_KEY_COLS)
         updates = ", ".join(f"{c} = excluded.{c}" for c in _KEY_COLS[1:])
-        with self._write(lock=False) as cur:
+        with self._write() as cur:
+            before = cur.execute("SELECT revoked_at FROM api_keys WHERE id = %s", (key.id,)).fetchone()
+            self._ledger_append(cur, [ledger.key_change(
+                key, existed=before is not None, was_revoked=bool(before and before[0] is not None))])
             cur.execute(
                 f"INSERT INTO api_keys ({cols}) VALUES ({', '.join(['%s'] * len(_KEY_COLS))}) "
                 f"ON CONFLICT (id) DO UPDATE SET {updates}",

@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 
 from memoryd.errors import ModelMismatch, StoreError
 from memoryd.store import postgres_schema as schema_mod
+from memoryd.store.base import Actor
 from memoryd.store.rows import JSON_FIELDS, TABLES, check_table, from_json, to_json
 
 DUMP_FORMAT = "memoryd-postgres-dump"
@@ -28,7 +29,7 @@ DUMP_VERSION = 1
 # The column that orders each logical table for export (and resuming a copy).
 _POS = {
     "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
-    "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id",
+    "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id", "ledger": "seq",
 }
 _dumps = partial(json.dumps, ensure_ascii=False, default=str)
 
@@ -61,6 +62,10 @@ class PostgresRows:
         raise NotImplementedError
 
     def _set_model(self, cur: psycopg.Cursor[Any], model_id: str, dims: int) -> None:
+        raise NotImplementedError
+
+    def _record(self, cur: psycopg.Cursor[Any], memory_id: str, operation: str, actor: Actor,
+                details: dict[str, Any] | None = None, *, content: str | None = None) -> int:
         raise NotImplementedError
 
     # --- logical rows: migration and backup --------------------------------
@@ -147,6 +152,11 @@ class PostgresRows:
             )
         return inserted
 
+    def finish_import(self) -> None:
+        """Refresh the planner's statistics after a bulk import."""
+        with self._conn() as conn:
+            conn.execute("ANALYZE memories")
+
     def backup(self, path: Path) -> None:
         """Write every row, from one snapshot, as gzip-compressed JSON lines to ``path``."""
         path = Path(path)
@@ -214,7 +224,7 @@ class PostgresRows:
                 with self._write() as cur:
                     cur.execute(
                         "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
-                        "session_access, watermarks, reports"
+                        "session_access, watermarks, reports, ledger"
                     )
                     cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
                     if header.get("embedding_model") and header.get("embedding_dims"):
@@ -232,6 +242,8 @@ class PostgresRows:
                         self._import(cur, current, batch)  # type: ignore[arg-type]
                     cur.execute("SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
                                 (self._history_seq,))
+                    schema_mod.start_ledger(cur)  # a backup from before the ledger existed
+                    self._record(cur, "", "restore", Actor("restore"), {"from": str(path)})
             except psycopg.Error as exc:
                 raise StoreError(f"could not restore {path}: {exc}") from exc
 

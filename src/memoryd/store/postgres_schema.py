@@ -24,6 +24,7 @@ from typing import Any, Callable
 import psycopg
 from psycopg import sql
 
+from memoryd import ledger
 from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
 
 APP_MARKER = "memoryd"
@@ -209,10 +210,56 @@ def m003_vectors_inline(cur: psycopg.Cursor[Any]) -> None:
     cur.execute("ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN")
 
 
+def m004_ledger(cur: psycopg.Cursor[Any]) -> None:
+    """The hash-chained audit ledger, and an index for history by time (the journal)."""
+    cur.execute(
+        """
+        CREATE TABLE ledger (
+            seq bigint PRIMARY KEY,
+            stamp text NOT NULL,
+            operation text NOT NULL,
+            memory_id text NOT NULL,
+            content_sha256 text,
+            actor text,
+            agent_id text,
+            key_label text,
+            prev_hash text NOT NULL,
+            hash text NOT NULL
+        );
+        CREATE INDEX history_at ON history (at);
+        """
+    )
+    start_ledger(cur)
+
+
+def start_ledger(cur: psycopg.Cursor[Any]) -> None:
+    """Begin an empty ledger of a store that holds memories with a baseline entry.
+
+    Its content hash covers every memory's id and content at this moment, so the
+    state the ledger starts from is pinned too.
+    """
+    if cur.execute("SELECT 1 FROM ledger LIMIT 1").fetchone():
+        return
+    if not cur.execute("SELECT 1 FROM memories LIMIT 1").fetchone():
+        return
+    with cur.connection.cursor(name="ledger_baseline") as pairs:
+        pairs.itersize = 5000
+        pairs.execute("SELECT id, content FROM memories ORDER BY id COLLATE \"C\"")
+        digest = ledger.baseline_digest(pairs)
+    entry = ledger.seal(None, [ledger.PendingEntry(
+        ledger.BASELINE_OPERATION, "", digest, actor="migration")])[0]
+    cur.execute(
+        f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
+        f"VALUES ({', '.join(['%s'] * len(ledger.LEDGER_FIELDS))})",
+        [getattr(entry, f) for f in ledger.LEDGER_FIELDS],
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
     (3, "vectors_inline", m003_vectors_inline),
+    (4, "ledger", m004_ledger),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

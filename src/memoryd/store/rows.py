@@ -23,6 +23,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from memoryd.ledger import LEDGER_FIELDS
+
 MEMORY_FIELDS: tuple[str, ...] = (
     "id", "content", "summary", "node_type", "category", "subcategory", "tags", "source",
     "agent_id", "session_id", "scope", "domains", "domain_scores", "importance", "severity",
@@ -47,6 +49,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "session_access": ("session_id", "memory_id", "at"),
     "watermarks": ("key", "value", "updated_at"),
     "reports": ("id", "kind", "at", "body"),
+    "ledger": LEDGER_FIELDS,
 }
 TIME_FIELDS = frozenset({
     "created_at", "updated_at", "valid_from", "valid_until", "last_review", "last_accessed",
@@ -61,6 +64,7 @@ JSON_FIELDS: dict[str, frozenset[str]] = {
     "session_access": frozenset(),
     "watermarks": frozenset(),
     "reports": frozenset({"body"}),
+    "ledger": frozenset(),
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)

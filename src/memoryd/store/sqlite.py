@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from memoryd import ledger
 from memoryd.errors import (
     MemoryNotFound,
     ModelMismatch,
@@ -32,6 +33,7 @@ from memoryd.store.base import Actor, KeywordHit, ListOrder, Store, VectorHit
 from memoryd.store.fts import match_expression
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.sqlite_aux import SQLiteAuxTables
+from memoryd.store.sqlite_rows import SQLiteRows
 from memoryd.store.sqlite_schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
 from memoryd.store.vector_index import VectorIndex
 
@@ -94,7 +96,7 @@ def parse_sqlite_url(url: str) -> Path:
     return Path(url)
 
 
-class SQLiteStore(SQLiteAuxTables, Store):
+class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
     """The embedded default store: a single SQLite file in WAL mode."""
 
     backend = "sqlite"
@@ -262,15 +264,18 @@ class SQLiteStore(SQLiteAuxTables, Store):
         if self._index is None or self._index.dims != dims:
             self._load_index(dims)
 
-    # --- history ---------------------------------------------------------
-    @staticmethod
+    # --- history and ledger ----------------------------------------------
     def _record(
+        self,
         conn: sqlite3.Connection,
         memory_id: str,
         operation: str,
         actor: Actor,
         details: dict[str, Any] | None = None,
+        *,
+        content: str | None = None,
     ) -> int:
+        """One history row and its ledger entry; ``content`` is the memory's content after."""
         cur = conn.execute(
             "INSERT INTO history (memory_id, operation, actor, agent_id, at, details) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -283,7 +288,34 @@ class SQLiteStore(SQLiteAuxTables, Store):
                 json.dumps(details or {}, ensure_ascii=False, default=str),
             ),
         )
+        self._ledger_append(conn, [ledger.PendingEntry(
+            operation, memory_id, ledger.content_digest(content), actor.name, actor.agent_id,
+            actor.key_label)])
         return int(cur.lastrowid)
+
+    @staticmethod
+    def _ledger_append(conn: sqlite3.Connection, pending: list[ledger.PendingEntry]) -> None:
+        # Inside a write transaction (BEGIN IMMEDIATE): nobody else can append meanwhile.
+        head = conn.execute("SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
+        conn.executemany(
+            f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
+            f"VALUES ({', '.join('?' * len(ledger.LEDGER_FIELDS))})",
+            [[getattr(e, f) for f in ledger.LEDGER_FIELDS] for e in ledger.seal(head, pending)],
+        )
+
+    def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[ledger.LedgerEntry]:
+        rows = self._conn.execute(
+            f"SELECT {', '.join(ledger.LEDGER_FIELDS)} FROM ledger WHERE seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [ledger.entry_from_row(r) for r in rows]
+
+    def ledger_head(self) -> ledger.LedgerEntry | None:
+        row = self._conn.execute(
+            f"SELECT {', '.join(ledger.LEDGER_FIELDS)} FROM ledger ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        return ledger.entry_from_row(row) if row else None
 
     # --- writes ----------------------------------------------------------
     def insert(
@@ -300,7 +332,8 @@ class SQLiteStore(SQLiteAuxTables, Store):
         out: list[Memory] = []
         with self._write() as conn:
             for i, memory in enumerate(memories):
-                seq = self._record(conn, memory.id, operation, actor, {"content": memory.content})
+                seq = self._record(conn, memory.id, operation, actor, {"content": memory.content},
+                                   content=memory.content)
                 memory = memory.model_copy(update={"seq": seq})
                 values = [_to_db(f, getattr(memory, f)) for f in _MEMORY_FIELDS]
                 values += [_to_db(f, getattr(memory.state, f)) for f in _STATE_FIELDS]
@@ -355,7 +388,8 @@ class SQLiteStore(SQLiteAuxTables, Store):
             record.setdefault(
                 "changed", {f: _jsonable(getattr(before, f, None)) for f in changes if f in _UPDATABLE}
             )
-            seq = self._record(conn, memory_id, operation, actor, record)
+            seq = self._record(conn, memory_id, operation, actor, record,
+                               content=changes.get("content", before.content))
             sets = {f: _to_db(f, v) for f, v in changes.items()}
             sets["seq"] = seq
             conn.execute(
@@ -399,7 +433,10 @@ class SQLiteStore(SQLiteAuxTables, Store):
             for memory_id, state in states.items():
                 values = [_to_db(f, getattr(state, f)) for f in _STATE_FIELDS]
                 if record:
-                    seq = self._record(conn, memory_id, record, actor or Actor(), details)
+                    row = conn.execute("SELECT content FROM memories WHERE id = ?",
+                                       (memory_id,)).fetchone()
+                    seq = self._record(conn, memory_id, record, actor or Actor(), details,
+                                       content=row[0] if row else None)
                     conn.execute(
                         f"UPDATE memories SET {', '.join(f'{f} = ?' for f in _STATE_FIELDS)}, "
                         "seq = ? WHERE id = ?",
@@ -424,11 +461,13 @@ class SQLiteStore(SQLiteAuxTables, Store):
                     "UPDATE history SET details = ? WHERE memory_id = ?",
                     (json.dumps({"purged": True}), memory_id),
                 )
-                self._record(conn, memory_id, "purge", actor, {"content_sha256": digest})
+                self._record(conn, memory_id, "purge", actor, {"content_sha256": digest},
+                             content=before.content)
             else:
                 self._record(
                     conn, memory_id, "delete", actor, {"content": before.content,
-                                                       "node_type": before.node_type}
+                                                       "node_type": before.node_type},
+                    content=before.content,
                 )
             # Tags, vector and edges go with it (ON DELETE CASCADE); FTS by trigger.
             conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
@@ -442,7 +481,10 @@ class SQLiteStore(SQLiteAuxTables, Store):
                 vector = np.asarray(vector, dtype=np.float32)
                 dims = len(vector)
                 rowid = self._rowid(conn, memory_id)
-                seq = self._record(conn, memory_id, "reembed", Actor("reembed"), {"model": model_id})
+                (content,) = conn.execute("SELECT content FROM memories WHERE rowid = ?",
+                                          (rowid,)).fetchone()
+                seq = self._record(conn, memory_id, "reembed", Actor("reembed"), {"model": model_id},
+                                   content=content)
                 conn.execute(
                     "INSERT INTO memory_vectors (memory_rowid, model, dims, vector, seq) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT(memory_rowid) DO UPDATE SET "
@@ -656,6 +698,14 @@ class SQLiteStore(SQLiteAuxTables, Store):
             "SELECT seq, memory_id, operation, actor, agent_id, at, details FROM history "
             "WHERE seq > ? ORDER BY seq LIMIT ?",
             (seq, limit),
+        ).fetchall()
+        return [_history_entry(r) for r in rows]
+
+    def changes_between(self, start: datetime, end: datetime, limit: int = 10_000) -> list[HistoryEntry]:
+        rows = self._conn.execute(
+            "SELECT seq, memory_id, operation, actor, agent_id, at, details FROM history "
+            "WHERE at >= ? AND at < ? ORDER BY seq LIMIT ?",
+            (start.timestamp(), end.timestamp(), limit),
         ).fetchall()
         return [_history_entry(r) for r in rows]
 

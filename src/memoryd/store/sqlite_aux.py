@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any
 
+from memoryd import ledger
 from memoryd.models import ApiKey, Edge, Intention
 
 
@@ -37,6 +38,10 @@ class SQLiteAuxTables:
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by SQLiteStore
         raise NotImplementedError
+
+    @staticmethod
+    def _ledger_append(conn: sqlite3.Connection, pending: list[ledger.PendingEntry]) -> None:
+        raise NotImplementedError  # provided by SQLiteStore
 
     # --- graph -----------------------------------------------------------
     def upsert_edges(self, edges: list[Edge]) -> None:
@@ -123,6 +128,9 @@ class SQLiteAuxTables:
     # --- API keys --------------------------------------------------------
     def save_key(self, key: ApiKey) -> None:
         with self._write() as conn:
+            before = conn.execute("SELECT revoked_at FROM api_keys WHERE id = ?", (key.id,)).fetchone()
+            self._ledger_append(conn, [ledger.key_change(
+                key, existed=before is not None, was_revoked=bool(before and before[0] is not None))])
             conn.execute(
                 f"INSERT OR REPLACE INTO api_keys ({', '.join(_KEY_COLS)}) "
                 f"VALUES ({', '.join('?' * len(_KEY_COLS))})",

@@ -11,6 +11,8 @@ import sqlite3
 import time
 from typing import Callable
 
+from memoryd import ledger
+
 APP_MARKER = "memoryd"
 
 
@@ -203,9 +205,46 @@ def m002_graph_intentions_keys(conn: sqlite3.Connection) -> None:
     )
 
 
+def m003_ledger(conn: sqlite3.Connection) -> None:
+    """The hash-chained audit ledger, and an index for history by time (the journal).
+
+    A store that already holds memories starts its ledger with a baseline entry whose
+    content hash covers every memory's id and content at this moment.
+    """
+    run_script(
+        conn,
+        """
+        CREATE TABLE ledger (
+            seq INTEGER PRIMARY KEY,
+            stamp TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            content_sha256 TEXT,
+            actor TEXT,
+            agent_id TEXT,
+            key_label TEXT,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE INDEX idx_history_at ON history (at);
+        """,
+    )
+    (count,) = conn.execute("SELECT COUNT(*) FROM memories").fetchone()
+    if count:
+        pairs = conn.execute("SELECT id, content FROM memories ORDER BY id")
+        entry = ledger.seal(None, [ledger.PendingEntry(
+            ledger.BASELINE_OPERATION, "", ledger.baseline_digest(pairs), actor="migration")])[0]
+        conn.execute(
+            f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
+            f"VALUES ({', '.join('?' * len(ledger.LEDGER_FIELDS))})",
+            [getattr(entry, f) for f in ledger.LEDGER_FIELDS],
+        )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
+    (3, "ledger", m003_ledger),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
