@@ -62,6 +62,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--synthetic-beyond", type=int, default=0)
     p.add_argument("--rebuild", action="store_true")
     p.add_argument("--skip-throughput", action="store_true")
+    p.add_argument("--build-only", action="store_true",
+                   help="build (or reuse) the stores and stop: lets two backends build side by side, measured later")
     p.add_argument("--name", default=None, help="results file stem (default scale_<n>)")
     return p.parse_args(argv)
 
@@ -464,6 +466,8 @@ def main(argv: list[str] | None = None) -> None:
         log(f"{backend}: build")
         entry: dict[str, Any] = {"build": build(backend, url, corpus, vectors, embedder, args.rebuild)}
         log(f"{backend}: build {entry['build']}")
+        if args.build_only:
+            continue
         log(f"{backend}: latency")
         entry["latency"] = latency(backend, url, embedder, queries, qvecs, texts[: args.ingests], tvecs[: args.ingests])
         log(f"{backend}: latency done")
@@ -481,6 +485,8 @@ def main(argv: list[str] | None = None) -> None:
                     log(f"  {entry['throughput'][-1]['requests_per_s']} req/s")
         entry["load_average_after"] = os.getloadavg()
         result["backends"][backend] = entry
+    if args.build_only:
+        return
     name = args.name or f"scale_{args.n}"
     write_results(name, result, render(result))
     log(f"wrote bench/results/{name}.json and .md")
