@@ -8,7 +8,7 @@ ranks them, and records who changed what.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -546,6 +546,16 @@ class Engine:
                     progress(len(batch))
 
         return verify_chain(entries())
+
+    def journal(self, day: date, *, tz: tzinfo | None = None) -> str:
+        """What was learned, changed and forgotten on ``day``, as Markdown.
+
+        The day runs from midnight to midnight in ``tz`` (default: this machine's local
+        time zone). Purged memories appear by id only.
+        """
+        from memoryd.journal import journal_markdown
+
+        return journal_markdown(self.store, day, tz)
 
     # --- maintenance -----------------------------------------------------
     def backup(self, path: str | Path) -> Path:

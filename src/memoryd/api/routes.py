@@ -63,6 +63,7 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("POST", "/api/v1/consolidate", "consolidate", "maintenance"),
     Binding("POST", "/api/v1/gc", "gc", "maintenance"),
     Binding("GET", "/api/v1/stats", "stats", "maintenance"),
+    Binding("GET", "/api/v1/journal", "journal", "maintenance"),
     Binding("GET", "/api/v1/keys", "keys_list", "keys"),
     Binding("POST", "/api/v1/keys", "keys_create", "keys", status=201),
     Binding("DELETE", "/api/v1/keys/{id}", "keys_revoke", "keys"),

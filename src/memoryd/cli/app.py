@@ -35,7 +35,7 @@ def main_options(
 
 
 def _register() -> None:
-    from memoryd.cli import cognition, data, keys, ledger, mcp, memories, server
+    from memoryd.cli import cognition, data, journal, keys, ledger, mcp, memories, server
     from memoryd.cli import migrate as migrate_cli
 
     memories.register(app)
@@ -46,6 +46,7 @@ def _register() -> None:
     mcp.register(app)
     migrate_cli.register(app)
     ledger.register(app)
+    journal.register(app)
 
 
 _register()

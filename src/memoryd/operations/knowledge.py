@@ -1,13 +1,15 @@
-"""Knowledge operations: codebase patterns and decisions, intentions, graph exploration."""
+"""Knowledge operations: codebase patterns and decisions, intentions, graph exploration,
+the daily journal."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from memoryd.errors import InvalidInput
+from memoryd.journal import parse_day
 from memoryd.models import (
     CodebaseContext,
     Intention,
@@ -260,3 +262,43 @@ def explore(engine: Engine, data: ExploreInput, caller: Caller) -> ExploreOutput
             }
         )
     return ExploreOutput.model_validate(hood.model_dump())
+
+
+# --- journal ------------------------------------------------------------------------
+class JournalInput(Strict):
+    """Arguments of the journal operation."""
+
+    day: str = Field(
+        description="The day as YYYY-MM-DD, midnight to midnight in the server's time zone.",
+        examples=["2024-05-17"],
+    )
+
+    @field_validator("day")
+    @classmethod
+    def _day(cls, value: str) -> str:
+        return parse_day(value).isoformat()
+
+
+class JournalOutput(BaseModel):
+    day: str
+    markdown: str
+
+    def as_text(self) -> str:
+        return self.markdown
+
+
+@operation(
+    "journal",
+    title="Daily journal",
+    input=JournalInput,
+    output=JournalOutput,
+    scope="read",
+    read_only=True,
+    idempotent=True,
+    bound_ok=False,
+)
+def journal(engine: Engine, data: JournalInput, caller: Caller) -> JournalOutput:
+    """What was learned, updated, strengthened and forgotten on one day, as Markdown (purged
+    memories by id only). Covers every scope and agent, so keys bound to one cannot use it."""
+    markdown = engine.journal(date.fromisoformat(data.day))
+    return JournalOutput(day=data.day, markdown=markdown)

@@ -1,0 +1,53 @@
+"""``memoryd journal``: one day's learning as Markdown."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from memoryd.cli.common import console, engine_from
+from memoryd.errors import InvalidInput
+
+
+def journal(
+    ctx: typer.Context,
+    day: Optional[str] = typer.Option(
+        None, "--day", help="The day as YYYY-MM-DD (default: today, local time)."
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", dir_okay=False, help="File to write (default: stdout)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite --output if it exists."),
+) -> None:
+    """What was learned, changed and forgotten on one day, as Markdown."""
+    from memoryd.journal import parse_day
+
+    try:
+        chosen = parse_day(day) if day is not None else date.today()
+    except InvalidInput as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--day'") from None
+    if output is not None and output.exists() and not force:
+        raise typer.BadParameter(
+            f"{output} exists; pass --force to overwrite it", param_hint="'--output'"
+        )
+    with engine_from(ctx, allow_model_mismatch=True) as mem:
+        markdown = mem.journal(chosen)
+    if output is None:
+        typer.echo(markdown, nl=False)
+        return
+    try:
+        # "x" refuses a file that appeared since the check above.
+        with open(output, "w" if force else "x", encoding="utf-8") as handle:
+            handle.write(markdown)
+    except OSError as exc:
+        typer.echo(f"error: cannot write {output}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(1) from None
+    console.print(f"journal of {chosen.isoformat()} written to {output}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``journal`` command to the app."""
+    app.command()(journal)
