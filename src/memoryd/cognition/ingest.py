@@ -173,9 +173,10 @@ def _supersede(engine: Engine, old: Memory, new: NewMemory, vector: np.ndarray,
                candidates: list[gating.Candidate], now: datetime, actor: Actor) -> Memory:
     with engine.store.transaction():
         memory = _create(engine, new, vector, candidates, now, actor, skip={old.id})
+        # The new content lives in the new memory's own history only, so that purging
+        # the new memory erases it everywhere.
         engine.store.update(old.id, {"valid_until": now, "superseded_by": memory.id}, actor,
-                            operation="supersede", details={"by": memory.id,
-                                                            "new_content": new.content})
+                            operation="supersede", details={"by": memory.id})
         engine.store.upsert_edges([Edge(source_id=memory.id, target_id=old.id,
                                         edge_type="supersedes", weight=1.0, created_at=now)])
     return memory
