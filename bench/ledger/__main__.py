@@ -1,0 +1,3 @@
+from bench.ledger.run import main
+
+main()
