@@ -274,8 +274,13 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
         details: dict[str, Any] | None = None,
         *,
         content: str | None = None,
+        ledger_batch: list[ledger.PendingEntry] | None = None,
     ) -> int:
-        """One history row and its ledger entry; ``content`` is the memory's content after."""
+        """One history row and its ledger entry; ``content`` is the memory's content after.
+
+        With ``ledger_batch`` the entry is collected there instead, for the caller to
+        append in one go (same order) before its transaction ends.
+        """
         cur = conn.execute(
             "INSERT INTO history (memory_id, operation, actor, agent_id, at, details) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -288,14 +293,19 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
                 json.dumps(details or {}, ensure_ascii=False, default=str),
             ),
         )
-        self._ledger_append(conn, [ledger.PendingEntry(
-            operation, memory_id, ledger.content_digest(content), actor.name, actor.agent_id,
-            actor.key_label)])
+        entry = ledger.PendingEntry(operation, memory_id, ledger.content_digest(content),
+                                    actor.name, actor.agent_id, actor.key_label)
+        if ledger_batch is None:
+            self._ledger_append(conn, [entry])
+        else:
+            ledger_batch.append(entry)
         return int(cur.lastrowid)
 
     @staticmethod
     def _ledger_append(conn: sqlite3.Connection, pending: list[ledger.PendingEntry]) -> None:
         # Inside a write transaction (BEGIN IMMEDIATE): nobody else can append meanwhile.
+        if not pending:
+            return
         head = conn.execute("SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
         conn.executemany(
             f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
@@ -330,10 +340,11 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
             raise StoreError("insert needs exactly one vector per memory")
         model, dims = self.embedding_model, self.embedding_dims
         out: list[Memory] = []
+        pending: list[ledger.PendingEntry] = []
         with self._write() as conn:
             for i, memory in enumerate(memories):
                 seq = self._record(conn, memory.id, operation, actor, {"content": memory.content},
-                                   content=memory.content)
+                                   content=memory.content, ledger_batch=pending)
                 memory = memory.model_copy(update={"seq": seq})
                 values = [_to_db(f, getattr(memory, f)) for f in _MEMORY_FIELDS]
                 values += [_to_db(f, getattr(memory.state, f)) for f in _STATE_FIELDS]
@@ -360,6 +371,7 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
                         (rowid, model, dims, np.asarray(vectors[i], dtype=np.float32).tobytes(), seq),
                     )
                 out.append(memory)
+            self._ledger_append(conn, pending)
         return out
 
     def _rowid(self, conn: sqlite3.Connection, memory_id: str) -> int:
@@ -429,6 +441,7 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
     ) -> None:
         if not states:
             return
+        pending: list[ledger.PendingEntry] = []
         with self._write() as conn:
             for memory_id, state in states.items():
                 values = [_to_db(f, getattr(state, f)) for f in _STATE_FIELDS]
@@ -436,7 +449,7 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
                     row = conn.execute("SELECT content FROM memories WHERE id = ?",
                                        (memory_id,)).fetchone()
                     seq = self._record(conn, memory_id, record, actor or Actor(), details,
-                                       content=row[0] if row else None)
+                                       content=row[0] if row else None, ledger_batch=pending)
                     conn.execute(
                         f"UPDATE memories SET {', '.join(f'{f} = ?' for f in _STATE_FIELDS)}, "
                         "seq = ? WHERE id = ?",
@@ -448,6 +461,7 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
                         "WHERE id = ?",
                         [*values, memory_id],
                     )
+            self._ledger_append(conn, pending)
 
     def delete(self, memory_id: str, actor: Actor, *, purge: bool = False) -> None:
         with self._write() as conn:
