@@ -217,6 +217,13 @@ def test_cli_prints_writes_and_refuses_to_overwrite(run_cli, cli_env, shared_emb
     flat = " ".join(bad.stderr.split())
     assert "--day" in flat and "not a valid date" in flat
 
+    utc_today = datetime.now(timezone.utc).date().isoformat()
+    in_utc = run_cli("journal", "--tz", "UTC", "--day", utc_today)
+    assert in_utc.returncode == 0 and "Neovim" in in_utc.stdout
+    unknown = run_cli("journal", "--tz", "Nowhere/Land")
+    assert unknown.returncode != 0 and "Traceback" not in unknown.stderr
+    assert "--tz" in unknown.stderr and "unknown time zone" in " ".join(unknown.stderr.split())
+
 
 # --------------------------------------------------------------------------- REST
 
@@ -241,6 +248,11 @@ def test_rest_route(live_server: LiveServer) -> None:
         bad = admin.get("/api/v1/journal", params={"day": "17/05/2024"})
         assert bad.status_code == 422 and "YYYY-MM-DD" in bad.json()["error"]
         assert admin.get("/api/v1/journal").status_code == 422
+        utc_today = datetime.now(timezone.utc).date().isoformat()
+        zoned = admin.get("/api/v1/journal", params={"day": utc_today, "tz": "UTC"})
+        assert zoned.status_code == 200 and "Fridays" in zoned.json()["markdown"]
+        unknown = admin.get("/api/v1/journal", params={"day": today, "tz": "Mars/Base"})
+        assert unknown.status_code == 422 and "unknown time zone" in unknown.json()["error"]
 
     with live_server.client("reader") as reader:
         assert reader.get("/api/v1/journal", params={"day": today}).status_code == 200

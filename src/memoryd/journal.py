@@ -72,6 +72,18 @@ def day_bounds(day: date, tz: tzinfo | None = None) -> tuple[datetime, datetime]
     return start, end
 
 
+def parse_tz(name: str) -> tzinfo:
+    """An IANA time zone by name (e.g. ``Europe/Berlin``, ``UTC``); InvalidInput if unknown."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidInput(
+            f"unknown time zone {name!r}; use an IANA name such as Europe/Berlin or UTC"
+        ) from None
+
+
 def parse_day(text: str) -> date:
     """``YYYY-MM-DD`` as a date; InvalidInput with an example when it is not one."""
     if not _DAY_RE.fullmatch(text.strip()):

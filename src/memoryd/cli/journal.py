@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
@@ -21,12 +21,19 @@ def journal(
         None, "--output", "-o", dir_okay=False, help="File to write (default: stdout)."
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite --output if it exists."),
+    tz_name: Optional[str] = typer.Option(
+        None, "--tz", help="IANA time zone of the day, e.g. Europe/Berlin (default: local)."
+    ),
 ) -> None:
     """What was learned, changed and forgotten on one day, as Markdown."""
-    from memoryd.journal import parse_day
+    from memoryd.journal import parse_day, parse_tz
 
     try:
-        chosen = parse_day(day) if day is not None else date.today()
+        tz = parse_tz(tz_name) if tz_name is not None else None
+    except InvalidInput as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--tz'") from None
+    try:
+        chosen = parse_day(day) if day is not None else datetime.now(tz).date()
     except InvalidInput as exc:
         raise typer.BadParameter(str(exc), param_hint="'--day'") from None
     if output is not None and output.exists() and not force:
@@ -34,7 +41,7 @@ def journal(
             f"{output} exists; pass --force to overwrite it", param_hint="'--output'"
         )
     with engine_from(ctx, allow_model_mismatch=True) as mem:
-        markdown = mem.journal(chosen)
+        markdown = mem.journal(chosen, tz=tz)
     if output is None:
         typer.echo(markdown, nl=False)
         return

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from memoryd.errors import InvalidInput
-from memoryd.journal import parse_day
+from memoryd.journal import parse_day, parse_tz
 from memoryd.models import (
     CodebaseContext,
     Intention,
@@ -269,14 +269,25 @@ class JournalInput(Strict):
     """Arguments of the journal operation."""
 
     day: str = Field(
-        description="The day as YYYY-MM-DD, midnight to midnight in the server's time zone.",
+        description="The day as YYYY-MM-DD, midnight to midnight in ``tz``.",
         examples=["2024-05-17"],
+    )
+    tz: str | None = Field(
+        None, max_length=64,
+        description="IANA time zone of the day, e.g. Europe/Berlin (default: the server's).",
     )
 
     @field_validator("day")
     @classmethod
     def _day(cls, value: str) -> str:
         return parse_day(value).isoformat()
+
+    @field_validator("tz")
+    @classmethod
+    def _tz(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_tz(value)
+        return value
 
 
 class JournalOutput(BaseModel):
@@ -300,5 +311,6 @@ class JournalOutput(BaseModel):
 def journal(engine: Engine, data: JournalInput, caller: Caller) -> JournalOutput:
     """What was learned, updated, strengthened and forgotten on one day, as Markdown (purged
     memories by id only). Covers every scope and agent, so keys bound to one cannot use it."""
-    markdown = engine.journal(date.fromisoformat(data.day))
+    tz = parse_tz(data.tz) if data.tz is not None else None
+    markdown = engine.journal(date.fromisoformat(data.day), tz=tz)
     return JournalOutput(day=data.day, markdown=markdown)
