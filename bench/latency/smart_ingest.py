@@ -14,7 +14,7 @@ import re
 import time
 from typing import Any
 
-from bench.common import CACHE_DIR, machine_info, md_table, summarize, write_results
+from bench.common import machine_info, md_table, summarize, write_results
 from bench.latency.corpus import embedded_corpus, ingest_texts
 from bench.latency.stores import WORK_DIR, build_store, isolate_settings, store_url
 

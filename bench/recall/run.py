@@ -520,7 +520,6 @@ def run_experiments(recs: list[QRec], settings: dict[str, Any], with_chunks: boo
     if rec_cfg != base_cfg:
         add(f"hybrid: recommended settings {recommended}", "tuned", "fusion only, settings change only",
             hybrid(rec_cfg), hb, rec_cfg)
-    rescored = f"hybrid: keyword BM25 k1={best_key[0]:g} b={best_key[1]:g}"
     if compare["name"] != "recommended":
         c = compare["settings"]
         prev_cfg = {**base_cfg, "k": c["rrf_k"], "wk": c["keyword_weight"], "wv": c["vector_weight"],
@@ -1003,7 +1002,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     compare = infos[0]["compare"]
     ex = run_experiments(recs, settings, with_chunks, recommended, compare)
     hybrid = ex.pop("hybrid")
-    evaluated = ex.pop("evaluated")
+    ex.pop("evaluated")
     main_table = {label: {a: rounded(v) for a, v in evaluate(recs, lambda r, m=label: r.engine[m])["by_ability"].items()}
                   for label in recs[0].engine}
     best = ex["best_config"]

@@ -154,6 +154,16 @@ def seal(
     return out
 
 
+def insert_statement(mark: str) -> str:
+    """``INSERT INTO ledger`` with the driver's placeholder (``?`` or ``%s``)."""
+    return f"INSERT INTO ledger ({', '.join(LEDGER_FIELDS)}) VALUES ({', '.join([mark] * len(LEDGER_FIELDS))})"
+
+
+def as_rows(entries: list[LedgerEntry]) -> list[tuple[Any, ...]]:
+    """Entries as row tuples in LEDGER_FIELDS order."""
+    return [tuple(getattr(e, f) for f in LEDGER_FIELDS) for e in entries]
+
+
 def entry_from_row(row: tuple[Any, ...] | dict[str, Any]) -> LedgerEntry:
     """A LedgerEntry from a row in LEDGER_FIELDS order (or a dict with those keys)."""
     if isinstance(row, dict):

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memoryd import __version__, keys
 from memoryd.errors import MemorydError
+from memoryd.ledger import BrokenLink, LedgerEntry
 from memoryd.models import ApiKey, ConsolidationReport, GcReport
 from memoryd.operations.registry import Caller, NoInput, Strict, operation
 
@@ -221,33 +222,15 @@ def keys_revoke(engine: Engine, data: KeyIdInput, caller: Caller) -> KeyInfo:
 
 
 # --- audit ledger -------------------------------------------------------------------
-class LedgerEntryInfo(BaseModel):
-    """One ledger entry (content appears only as its SHA-256)."""
-
-    seq: int
-    stamp: str
-    operation: str
-    memory_id: str
-    content_sha256: str | None
-    actor: str | None
-    agent_id: str | None
-    key_label: str | None
-    prev_hash: str
-    hash: str
-
-
 class LedgerPageInput(Strict):
     after: int = Field(0, ge=0, description="Entries after this position.")
     limit: int = Field(100, ge=1, le=1000)
 
 
 class LedgerPage(BaseModel):
-    entries: list[LedgerEntryInfo]
+    """Ledger entries (content appears only as its SHA-256)."""
 
-
-class BrokenLinkInfo(BaseModel):
-    seq: int
-    reason: str
+    entries: list[LedgerEntry]
 
 
 class LedgerVerification(BaseModel):
@@ -257,7 +240,7 @@ class LedgerVerification(BaseModel):
     entries: int
     head_seq: int | None
     head_hash: str | None
-    broken: BrokenLinkInfo | None
+    broken: BrokenLink | None
 
 
 @operation(
@@ -273,7 +256,7 @@ class LedgerVerification(BaseModel):
 def ledger_page(engine: Engine, data: LedgerPageInput, caller: Caller) -> LedgerPage:
     """Entries of the hash-chained audit ledger after a position, oldest first."""
     entries = engine.ledger(after=data.after, limit=data.limit)
-    return LedgerPage(entries=[LedgerEntryInfo(**e.to_dict()) for e in entries])
+    return LedgerPage(entries=entries)
 
 
 @operation(
@@ -288,4 +271,6 @@ def ledger_page(engine: Engine, data: LedgerPageInput, caller: Caller) -> Ledger
 )
 def ledger_verify(engine: Engine, data: NoInput, caller: Caller) -> LedgerVerification:
     """Re-hash the whole audit ledger; report the head and the first broken link, if any."""
-    return LedgerVerification(**engine.verify_ledger().to_dict())
+    report = engine.verify_ledger()
+    return LedgerVerification(ok=report.ok, entries=report.entries, head_seq=report.head_seq,
+                              head_hash=report.head_hash, broken=report.broken)

@@ -367,11 +367,7 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
     def _ledger_append(self, cur: psycopg.Cursor[Any], pending: list[ledger.PendingEntry]) -> None:
         # Called inside _write(lock=True): the advisory lock orders appends across servers.
         head = cur.execute("SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
-        cur.executemany(
-            f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
-            f"VALUES ({', '.join(['%s'] * len(ledger.LEDGER_FIELDS))})",
-            [[getattr(e, f) for f in ledger.LEDGER_FIELDS] for e in ledger.seal(head, pending)],
-        )
+        cur.executemany(ledger.insert_statement("%s"), ledger.as_rows(ledger.seal(head, pending)))
 
     def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[ledger.LedgerEntry]:
         with self._conn() as conn:

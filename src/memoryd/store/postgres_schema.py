@@ -248,11 +248,7 @@ def start_ledger(cur: psycopg.Cursor[Any]) -> None:
         digest = ledger.baseline_digest(pairs)
     entry = ledger.seal(None, [ledger.PendingEntry(
         ledger.BASELINE_OPERATION, "", digest, actor="migration")])[0]
-    cur.execute(
-        f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
-        f"VALUES ({', '.join(['%s'] * len(ledger.LEDGER_FIELDS))})",
-        [getattr(entry, f) for f in ledger.LEDGER_FIELDS],
-    )
+    cur.execute(ledger.insert_statement("%s"), ledger.as_rows([entry])[0])
 
 
 MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [

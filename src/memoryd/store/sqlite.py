@@ -307,11 +307,7 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
         if not pending:
             return
         head = conn.execute("SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
-        conn.executemany(
-            f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
-            f"VALUES ({', '.join('?' * len(ledger.LEDGER_FIELDS))})",
-            [[getattr(e, f) for f in ledger.LEDGER_FIELDS] for e in ledger.seal(head, pending)],
-        )
+        conn.executemany(ledger.insert_statement("?"), ledger.as_rows(ledger.seal(head, pending)))
 
     def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[ledger.LedgerEntry]:
         rows = self._conn.execute(

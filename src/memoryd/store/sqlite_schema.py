@@ -234,11 +234,7 @@ def m003_ledger(conn: sqlite3.Connection) -> None:
         pairs = conn.execute("SELECT id, content FROM memories ORDER BY id")
         entry = ledger.seal(None, [ledger.PendingEntry(
             ledger.BASELINE_OPERATION, "", ledger.baseline_digest(pairs), actor="migration")])[0]
-        conn.execute(
-            f"INSERT INTO ledger ({', '.join(ledger.LEDGER_FIELDS)}) "
-            f"VALUES ({', '.join('?' * len(ledger.LEDGER_FIELDS))})",
-            [getattr(entry, f) for f in ledger.LEDGER_FIELDS],
-        )
+        conn.execute(ledger.insert_statement("?"), ledger.as_rows([entry])[0])
 
 
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
