@@ -1,5 +1,5 @@
 """The vector index: exact search, the HNSW path (hnsw_threshold lowered so a few hundred
-memories use the graph), and the saved graph (reused when consistent, rebuilt when the
+memories use the graph), and the saved graph (reused when consistent, repaired or rebuilt when the
 table changed behind it)."""
 
 from __future__ import annotations
@@ -189,21 +189,29 @@ def test_saved_graph_is_reused_when_consistent(hnsw_template, tmp_path, open_mem
     assert top_ids(mem, QUERIES[0], 1) == top_ids(mem, QUERIES[0], 1)
 
 
-def test_graph_is_rebuilt_when_table_changed_behind_it(hnsw_template, tmp_path, open_mem, builds) -> None:
+def test_graph_is_repaired_when_table_changed_behind_it(hnsw_template, tmp_path, open_mem, builds) -> None:
     path = copy_store(hnsw_template, tmp_path)
-    # Another writer that never builds a graph adds a memory and deletes one.
+    # Another writer that never builds a graph adds, re-embeds and deletes memories.
     other = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000)
     new = other.add("A completely new memory about volcanic eruptions in Iceland")
+    other.update("m005", content="Restoring the stained glass windows of a gothic cathedral")
     other.delete("m010")
     other.close()
     assert builds == []
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
-    assert len(builds) == 1 and builds[0] == len(CORPUS)  # rebuilt with the current rows
+    assert mem.store._index.uses_hnsw and builds == []  # the saved graph, repaired
+    assert len(mem.store._index._hnsw) == len(CORPUS)
     assert top_ids(mem, "volcano eruption Iceland", 1) == [new.id]
+    assert top_ids(mem, "stained glass cathedral windows", 1) == ["m005"]
     assert "m010" not in top_ids(mem, CORPUS[10], 20)
+    mem.close()
+    meta = json.loads(path.with_name(path.name + ".hnsw.json").read_text())
+    assert meta["count"] == len(CORPUS)  # the repaired graph was saved
+    again = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
+    assert builds == [] and top_ids(again, "volcano eruption Iceland", 1) == [new.id]
 
 
-def test_graph_is_rebuilt_after_direct_table_edit(hnsw_template, tmp_path, open_mem, builds) -> None:
+def test_graph_is_repaired_after_direct_table_edit(hnsw_template, tmp_path, open_mem, builds) -> None:
     path = copy_store(hnsw_template, tmp_path)
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA foreign_keys = ON")
@@ -211,8 +219,20 @@ def test_graph_is_rebuilt_after_direct_table_edit(hnsw_template, tmp_path, open_
     conn.commit()
     conn.close()
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
-    assert len(builds) == 1
+    assert builds == []
     assert "m020" not in top_ids(mem, CORPUS[20], 10)
+
+
+def test_graph_is_rebuilt_when_too_much_changed(hnsw_template, tmp_path, open_mem, builds) -> None:
+    path = copy_store(hnsw_template, tmp_path)
+    other = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000)
+    for i in range(0, len(CORPUS) // 4):  # a quarter of the memories: past the repair limit
+        other.delete(f"m{i:03d}")
+    other.close()
+    mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
+    assert builds == [len(CORPUS) - len(CORPUS) // 4]
+    assert "m003" not in top_ids(mem, CORPUS[3], 20)
+    assert top_ids(mem, CORPUS[200], 1) == ["m200"]
 
 
 def test_corrupt_or_missing_graph_file_is_rebuilt(hnsw_template, tmp_path, open_mem, builds) -> None:

@@ -813,16 +813,21 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
         return self.path.with_name(self.path.name + ".hnsw.json")
 
     def _load_index(self, dims: int) -> None:
-        """Rebuild the in-memory index from the table; reuse a saved graph only if it matches."""
+        """Rebuild the in-memory index from the table; reuse (and repair) a saved graph."""
         with self._index_lock:
             self._index = VectorIndex(dims, hnsw_threshold=self._hnsw_threshold, ef_search=self._ef_search)
             self._vector_seq = 0
         self._sync_index(build_graph=False)
         saved = self._read_hnsw_meta()
-        reuse = saved is not None and saved.get("vector_seq") == self._vector_seq and saved.get(
-            "count"
-        ) == len(self._index)
-        if not (reuse and self._index.load_hnsw(self._hnsw_path)):
+        reused = False
+        if saved is not None and isinstance(saved.get("vector_seq"), int):
+            # Vectors written after the graph was saved (by any process, or before a crash).
+            changed = [r[0] for r in self._conn.execute(
+                "SELECT memory_rowid FROM memory_vectors WHERE seq > ?", (saved["vector_seq"],))]
+            reused = self._index.load_hnsw(self._hnsw_path, changed=changed)
+            if reused and (saved["vector_seq"], saved.get("count")) != (self._vector_seq, len(self._index)):
+                self._save_index()  # repaired: save, so the next open does not repeat it
+        if not reused:
             self._index.ensure_hnsw()
             self._save_index()  # so that a crash does not cost a rebuild next time
 

@@ -29,6 +29,8 @@ def _single_blas_thread():
     return threadpool_limits(1, user_api="blas")
 # Exact search over the allowed rows when they are at most this share of the index.
 _EXACT_SHARE = 0.25
+# A saved graph is repaired on load when at most this share of the live keys changed.
+_MAX_REPAIR = 0.2
 
 
 class VectorIndex:
@@ -198,16 +200,37 @@ class VectorIndex:
             self._hnsw.save(str(path))
             return True
 
-    def load_hnsw(self, path: Path) -> bool:
-        """Load a saved graph if it holds exactly the live keys; else False (caller rebuilds)."""
+    def load_hnsw(self, path: Path, *, changed: Iterable[int] = (), max_repair: float = _MAX_REPAIR) -> bool:
+        """Load a saved graph and bring it up to date with the live vectors.
+
+        ``changed`` are keys whose vectors were written after the graph was saved: they
+        are put in again. Keys the graph holds that are no longer live are removed and
+        live keys it lacks are added, so a graph saved before other writes (or before a
+        crash) is repaired instead of rebuilt. Returns False, leaving no graph, when the
+        file is unusable or more than ``max_repair`` of the live keys need repair (a
+        rebuild is then about as cheap and gives a better graph).
+        """
         with self._lock:
             if self.hnsw_threshold <= 0 or self._live < self.hnsw_threshold or not path.exists():
                 return False
             index = self._new_hnsw()
             try:
                 index.load(str(path))
+                graph_keys = np.asarray(index.keys, dtype=np.int64)
             except Exception:  # a truncated or foreign file: rebuild instead
                 return False
+            live = self._keys[: self._n][self._alive[: self._n]]
+            gone = np.setdiff1d(graph_keys, live, assume_unique=True)
+            changed_live = np.intersect1d(np.fromiter(changed, np.int64), live)
+            refresh = np.union1d(np.setdiff1d(live, graph_keys, assume_unique=True), changed_live)
+            if len(gone) + len(refresh) > max_repair * self._live:
+                return False
+            stale = np.concatenate([gone, np.intersect1d(refresh, graph_keys, assume_unique=True)])
+            if len(stale):
+                index.remove(stale)
+            if len(refresh):
+                rows = np.fromiter((self._pos[int(k)] for k in refresh), np.int64, len(refresh))
+                index.add(refresh, self._matrix[rows])
             if len(index) != self._live:
                 return False
             index.expansion_search = self.ef_search
