@@ -30,6 +30,7 @@ def latency_rows(runs: list[dict[str, Any]]) -> list[list[Any]]:
                 _mib(b.get("disk_bytes")),
                 lat["keyword_top50"]["p50_ms"], lat["vector_top50"]["p50_ms"],
                 lat["search_top10_no_embedding"]["p50_ms"], lat["search_top10_no_embedding"]["p95_ms"],
+                lat.get("hybrid_sql_top10", {}).get("p50_ms", "-"),
                 lat["add_one_precomputed_vector"]["p50_ms"], lat["add_many_rate_per_s"],
                 lat.get("open_seconds", "-"),
             ])
@@ -63,12 +64,16 @@ def render(runs: list[dict[str, Any]]) -> str:
         "through memoryd's own `store.insert` in transactions of 5,000 memories; PostgreSQL's HNSW "
         "index built after the load, SQLite's usearch graph built on first open and saved beside "
         "the file. Past 100k, vectors are noisy copies of the 100k real embeddings (text stays "
-        "unique per item); queries use precomputed vectors, so no embedding time is included.",
+        "unique per item); queries use precomputed vectors, so no embedding time is included. "
+        "search top10 = `Engine.search` (both candidate lists, fusion, cognitive ranking, "
+        "no access recording); hybrid SQL top10 = PostgreSQL's one-round-trip fusion "
+        "(`PostgresStore.hybrid_search`, not used by the engine yet).",
         "",
         "## Build, size and single-client latency (ms, medians unless p95)",
         "",
         md_table(["memories", "backend", "insert s", "index s", "disk MiB", "keyword top50",
-                  "vector top50", "search top10", "search p95", "add one", "add_many /s",
+                  "vector top50", "search top10", "search p95", "hybrid SQL top10", "add one",
+                  "add_many /s",
                   "open s"], latency_rows(runs)),
         "",
     ]
