@@ -461,8 +461,8 @@ def render_headline(r: dict[str, Any]) -> list[str]:
     out += [
         "",
         ("Where a per-round ratio range straddles 1, the difference is within this machine's "
-         "noise. The SQLite store appends one ledger entry per memory (a head query, a seal "
-         "and a one-row INSERT each), PostgreSQL one batch per `insert` call. On PostgreSQL a "
+         "noise. Both stores append the entries of one `insert` call as one batch (one head "
+         "query, one seal, one executemany); a single insert pays that per memory. On PostgreSQL a "
          "bulk insert with vectors is dominated by the HNSW index insert" + _pg_build_note(r)
          + " and a single insert by the commit's WAL flush. Verifying streams 5,000-entry "
          "pages, so its time grows linearly with the ledger and its memory does not."),
