@@ -359,8 +359,13 @@ def test_backup_and_restore_at_store_level(filled, store_factory, backend, embed
     store.delete(memories[0].id, Actor())
     extra = make("written after the backup")
     store.insert([extra], embed([extra.content]), Actor())
+    high = store.stats().last_seq
     store.restore(target)
     assert {m.id for m in store.iter_memories()} == {m.id for m in memories}
+    # The restore is recorded, and the change sequence keeps rising across it.
+    assert store.changes_since(0, limit=10_000)[-1].operation == "restore"
+    [after] = store.insert([make("written after the restore")], None, Actor())
+    assert after.seq > high
     hits = store.vector_search(embed([memories[0].content])[0], ALL, now=NOW, limit=1)
     assert hits[0].memory_id == memories[0].id
     assert store.get(extra.id) is None

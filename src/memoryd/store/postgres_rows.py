@@ -222,6 +222,7 @@ class PostgresRows:
                 raise ModelMismatch(backup_model, expect_model)
             try:
                 with self._write() as cur:
+                    (high,) = cur.execute("SELECT coalesce(max(seq), 0) FROM history").fetchone()
                     cur.execute(
                         "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
                         "session_access, watermarks, reports, ledger"
@@ -240,8 +241,11 @@ class PostgresRows:
                         batch.append(from_json(current, item["row"]))
                     if batch:
                         self._import(cur, current, batch)  # type: ignore[arg-type]
-                    cur.execute("SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
-                                (self._history_seq,))
+                    # Sequence numbers never go backwards (readers follow changes by seq).
+                    cur.execute(
+                        "SELECT setval(%s, greatest(%s, (SELECT coalesce(max(seq), 0) FROM history)) + 1, false)",
+                        (self._history_seq, high),
+                    )
                     schema_mod.start_ledger(cur)  # a backup from before the ledger existed
                     self._record(cur, "", "restore", Actor("restore"), {"from": str(path)})
             except psycopg.Error as exc:
