@@ -154,9 +154,20 @@ def seal(
     return out
 
 
+_COLUMNS = ", ".join(LEDGER_FIELDS)
+# The newest entry's position and hash: what the next append chains onto.
+HEAD_LINK_SQL = "SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1"
+HEAD_SQL = f"SELECT {_COLUMNS} FROM ledger ORDER BY seq DESC LIMIT 1"
+
+
+def page_statement(mark: str) -> str:
+    """Entries after a position, oldest first, with the driver's placeholder (``?``/``%s``)."""
+    return f"SELECT {_COLUMNS} FROM ledger WHERE seq > {mark} ORDER BY seq LIMIT {mark}"
+
+
 def insert_statement(mark: str) -> str:
     """``INSERT INTO ledger`` with the driver's placeholder (``?`` or ``%s``)."""
-    return f"INSERT INTO ledger ({', '.join(LEDGER_FIELDS)}) VALUES ({', '.join([mark] * len(LEDGER_FIELDS))})"
+    return f"INSERT INTO ledger ({_COLUMNS}) VALUES ({', '.join([mark] * len(LEDGER_FIELDS))})"
 
 
 def as_rows(entries: list[LedgerEntry]) -> list[tuple[Any, ...]]:

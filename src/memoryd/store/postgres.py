@@ -366,23 +366,17 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
 
     def _ledger_append(self, cur: psycopg.Cursor[Any], pending: list[ledger.PendingEntry]) -> None:
         # Called inside _write(lock=True): the advisory lock orders appends across servers.
-        head = cur.execute("SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
+        head = cur.execute(ledger.HEAD_LINK_SQL).fetchone()
         cur.executemany(ledger.insert_statement("%s"), ledger.as_rows(ledger.seal(head, pending)))
 
     def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[ledger.LedgerEntry]:
         with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {', '.join(ledger.LEDGER_FIELDS)} FROM ledger WHERE seq > %s "
-                "ORDER BY seq LIMIT %s",
-                (after, limit),
-            ).fetchall()
+            rows = conn.execute(ledger.page_statement("%s"), (after, limit)).fetchall()
         return [ledger.entry_from_row(r) for r in rows]
 
     def ledger_head(self) -> ledger.LedgerEntry | None:
         with self._conn() as conn:
-            row = conn.execute(
-                f"SELECT {', '.join(ledger.LEDGER_FIELDS)} FROM ledger ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
+            row = conn.execute(ledger.HEAD_SQL).fetchone()
         return ledger.entry_from_row(row) if row else None
 
     # --- writes ----------------------------------------------------------

@@ -306,21 +306,15 @@ class SQLiteStore(SQLiteAuxTables, SQLiteRows, Store):
         # Inside a write transaction (BEGIN IMMEDIATE): nobody else can append meanwhile.
         if not pending:
             return
-        head = conn.execute("SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
+        head = conn.execute(ledger.HEAD_LINK_SQL).fetchone()
         conn.executemany(ledger.insert_statement("?"), ledger.as_rows(ledger.seal(head, pending)))
 
     def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[ledger.LedgerEntry]:
-        rows = self._conn.execute(
-            f"SELECT {', '.join(ledger.LEDGER_FIELDS)} FROM ledger WHERE seq > ? "
-            "ORDER BY seq LIMIT ?",
-            (after, limit),
-        ).fetchall()
+        rows = self._conn.execute(ledger.page_statement("?"), (after, limit)).fetchall()
         return [ledger.entry_from_row(r) for r in rows]
 
     def ledger_head(self) -> ledger.LedgerEntry | None:
-        row = self._conn.execute(
-            f"SELECT {', '.join(ledger.LEDGER_FIELDS)} FROM ledger ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
+        row = self._conn.execute(ledger.HEAD_SQL).fetchone()
         return ledger.entry_from_row(row) if row else None
 
     # --- writes ----------------------------------------------------------
