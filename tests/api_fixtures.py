@@ -21,7 +21,7 @@ import pytest
 import uvicorn
 
 import memoryd
-from memoryd import keys
+
 from memoryd.api.app import create_app
 from memoryd.config import Settings
 from memoryd.embed import Embedder
@@ -103,7 +103,7 @@ def start_server(
     engine = memoryd.open(f"sqlite:///{tmp / 'memoryd.db'}", settings=config, embedder=embedder)
     server = LiveServer(engine, config, free_port())
     for label, spec in (key_specs or {}).items():
-        server.keys[label] = keys.create_key(engine.store, label, **spec).secret
+        server.keys[label] = engine.create_key(label, **spec).secret
     return server.start()
 
 

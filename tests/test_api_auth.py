@@ -9,7 +9,7 @@ import httpx
 import pytest
 from api_fixtures import LiveServer, clean_env, module_server, start_server
 
-from memoryd import keys
+from memoryd.errors import NoKeysConfigured
 from memoryd.config import Settings
 
 MCP_INIT = {
@@ -68,20 +68,20 @@ def test_x_api_key_header_works(live_server: LiveServer):
 
 
 def test_revoked_key_is_401(live_server: LiveServer):
-    made = keys.create_key(live_server.engine.store, "temp", scopes=["read"])
+    made = live_server.engine.create_key("temp", scopes=["read"])
     with live_server.client(made.secret) as client:
         assert client.get("/api/v1/stats").status_code == 200
-        keys.revoke_key(live_server.engine.store, made.key.id)
+        live_server.engine.revoke_key(made.key.id)
         response = client.get("/api/v1/stats")
         assert response.status_code == 401 and "revoked" in response.json()["error"]
 
 
 def test_last_used_is_recorded(live_server: LiveServer):
-    made = keys.create_key(live_server.engine.store, "usage", scopes=["read"])
-    assert keys.find_key(live_server.engine.store, made.key.id).last_used is None
+    made = live_server.engine.create_key("usage", scopes=["read"])
+    assert next(k for k in live_server.engine.list_keys() if k.id == made.key.id).last_used is None
     with live_server.client(made.secret) as client:
         client.get("/api/v1/stats").raise_for_status()
-    assert keys.find_key(live_server.engine.store, made.key.id).last_used is not None
+    assert next(k for k in live_server.engine.list_keys() if k.id == made.key.id).last_used is not None
 
 
 @pytest.mark.parametrize(
@@ -298,5 +298,5 @@ def test_app_refuses_to_start_without_keys(shared_embedder, tmp_path, monkeypatc
         async with app.router.lifespan_context(app):
             pass
 
-    with pytest.raises(keys.NoKeysConfigured, match="memoryd keys create"):
+    with pytest.raises(NoKeysConfigured, match="memoryd keys create"):
         asyncio.run(start())

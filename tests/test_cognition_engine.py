@@ -52,9 +52,9 @@ def test_promote_strengthens_and_demote_weakens(cmem, clock):
     demoted = cmem.memory_state(memory.id)
     assert demoted.lapses == 1
     assert demoted.retention < after.retention
-    ops = [h.operation for h in cmem.changelog(memory.id)]
+    ops = [h.operation for h in cmem.history(memory.id)]
     assert ops == ["create", "promote", "demote"]
-    assert cmem.changelog(memory.id)[1].details["reason"] == "confirmed by the user"
+    assert cmem.history(memory.id)[1].details["reason"] == "confirmed by the user"
 
 
 def test_retrieval_strengthens_once_per_session(cmem, clock):

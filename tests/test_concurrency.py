@@ -85,10 +85,10 @@ def run_writer(url: str, worker: int, seconds: float, go: Path) -> None:
              "tags": [f"w{worker}"]}
             for j in range(3)
         ]
-        mem.add_many(batch, actor=actor)
+        mem.acting_as(actor).add_many(batch)
         print("ACK " + " ".join(b["id"] for b in batch), flush=True)
         if n % 9 == 0:
-            mem.update(f"w{worker}-{n}", importance=0.9, actor=actor)
+            mem.acting_as(actor).update(f"w{worker}-{n}", importance=0.9)
             print(f"UPD w{worker}-{n}", flush=True)
         hits = mem.search(f"topic{n % 17} note", limit=5)
         searches += 1

@@ -189,8 +189,8 @@ def test_lone_surrogate_content_is_invalid_input(mem) -> None:
 
 def test_update_reembeds_and_reindexes(mem) -> None:
     memory = mem.add("The team meets on Mondays in room 101")
-    updated = mem.update(memory.id, content="The team now meets on Thursdays over video call",
-                         tags=["meetings"], actor=Actor("editor", "agent-x"))
+    updated = mem.acting_as(Actor("editor", "agent-x")).update(
+        memory.id, content="The team now meets on Thursdays over video call", tags=["meetings"])
     assert updated.content.startswith("The team now meets")
     assert updated.created_at == memory.created_at and updated.updated_at >= memory.updated_at
     assert keyword_ids(mem, "Thursdays") == [memory.id]
@@ -213,7 +213,7 @@ def test_delete_removes_vector_and_fts_and_keeps_tombstone(mem, store_path) -> N
     keep = mem.add("Bananas are rich in potassium")
     gone = mem.add("The staging server lives at rack 42 in Frankfurt")
     assert keyword_ids(mem, "Frankfurt") == [gone.id]
-    mem.delete(gone.id, actor=Actor("cli", "agent-d"))
+    mem.acting_as(Actor("cli", "agent-d")).delete(gone.id)
     assert keyword_ids(mem, "Frankfurt") == []
     assert gone.id not in {h.memory.id for h in mem.search("staging server location", mode="vector")}
     assert mem.store.vectors([gone.id]) == {}
@@ -232,11 +232,11 @@ def test_delete_removes_vector_and_fts_and_keeps_tombstone(mem, store_path) -> N
 
 def test_history_records_every_mutation(mem) -> None:
     start = datetime.now(UTC) - timedelta(seconds=5)
-    a = mem.add("first version", actor=Actor("alice", "agent-1"))
-    mem.update(a.id, content="second version", actor=Actor("bob", "agent-2"))
-    mem.update(a.id, importance=0.9, actor=Actor("carol"))
+    a = mem.acting_as(Actor("alice", "agent-1")).add("first version")
+    mem.acting_as(Actor("bob", "agent-2")).update(a.id, content="second version")
+    mem.acting_as(Actor("carol")).update(a.id, importance=0.9)
     b = mem.add("another memory")
-    mem.delete(a.id, actor=Actor("dave", "agent-4"))
+    mem.acting_as(Actor("dave", "agent-4")).delete(a.id)
     history = mem.history(a.id)
     assert [(h.operation, h.actor, h.agent_id) for h in history] == [
         ("create", "alice", "agent-1"),

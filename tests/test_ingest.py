@@ -19,7 +19,7 @@ def test_create_reinforce_update_supersede(mem):
     detail = mem.ingest("The user lives in Paris and works as a data engineer at Spotify")
     assert detail.decision == "update" and detail.memory_id == first.memory_id
     assert "Spotify" in mem.get(first.memory_id).content
-    updated = [h for h in mem.changelog(first.memory_id) if h.operation == "update"]
+    updated = [h for h in mem.history(first.memory_id) if h.operation == "update"]
     assert updated[0].details["previous_content"].endswith("data engineer")
 
     moved = mem.ingest("The user moved to Berlin and works as a data engineer")

@@ -10,23 +10,40 @@ from pathlib import Path
 
 import pytest
 
+import memoryd
 from memoryd import keys
-from memoryd.errors import InvalidInput
-from memoryd.models import utcnow
-from memoryd.operations import Caller, Forbidden
-from memoryd.store.sqlite import SQLiteStore
+from memoryd.engine import Access
+from memoryd.errors import Forbidden, InvalidInput, InvalidKey, KeyNotFound
+from memoryd.models import NewMemory, SearchFilters, utcnow
+from memoryd.operations import Caller
+from memoryd.store.base import Actor
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = utcnow()
+
+    def __call__(self):
+        return self.now
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = SQLiteStore(tmp_path / "k.db")
-    yield s
-    s.close()
+def clock() -> Clock:
+    return Clock()
 
 
-def test_created_key_is_random_prefixed_and_only_its_hash_is_stored(store, tmp_path):
-    a = keys.create_key(store, "claude", scopes=["read"])
-    b = keys.create_key(store, "claude", scopes=["read"])
+@pytest.fixture
+def engine(tmp_path: Path, shared_embedder, clock):
+    e = memoryd.open(f"sqlite:///{tmp_path / 'k.db'}", embedder=shared_embedder, clock=clock)
+    yield e
+    e.close()
+
+
+def test_created_key_is_random_prefixed_and_only_its_hash_is_stored(engine, tmp_path):
+    a = engine.create_key("claude", scopes=["read"])
+    b = engine.create_key("claude", scopes=["read"])
     assert a.secret.startswith("mk_") and len(a.secret) >= 40
     assert a.secret != b.secret and a.key.id != b.key.id
     assert a.key.key_hash == hashlib.sha256(a.secret.encode()).hexdigest()
@@ -36,28 +53,28 @@ def test_created_key_is_random_prefixed_and_only_its_hash_is_stored(store, tmp_p
     assert a.secret not in json.dumps(raw)
 
 
-def test_verify_accepts_the_key_and_rejects_others(store):
-    made = keys.create_key(store, "agent", scopes=["read", "write"])
-    assert keys.verify_key(store, made.secret).id == made.key.id
+def test_verify_accepts_the_key_and_rejects_others(engine):
+    made = engine.create_key("agent", scopes=["read", "write"])
+    assert engine.verify_key(made.secret).id == made.key.id
     for bad in (None, "", "mk_nope", made.secret[:-1] + "x", "Bearer " + made.secret, "x" * 500):
-        with pytest.raises(keys.InvalidKey):
-            keys.verify_key(store, bad)
+        with pytest.raises(InvalidKey):
+            engine.verify_key(bad)
 
 
-def test_revoked_key_stops_working_and_revoke_is_idempotent(store):
-    made = keys.create_key(store, "old")
-    revoked = keys.revoke_key(store, made.key.prefix)
+def test_revoked_key_stops_working_and_revoke_is_idempotent(engine):
+    made = engine.create_key("old")
+    revoked = engine.revoke_key(made.key.prefix)
     assert revoked.revoked_at is not None
-    with pytest.raises(keys.InvalidKey, match="revoked"):
-        keys.verify_key(store, made.secret)
-    again = keys.revoke_key(store, made.key.id)
+    with pytest.raises(InvalidKey, match="revoked"):
+        engine.verify_key(made.secret)
+    again = engine.revoke_key(made.key.id)
     assert again.revoked_at == revoked.revoked_at
-    with pytest.raises(keys.KeyNotFound):
-        keys.revoke_key(store, "nope")
-    assert not keys.has_active_key(store)
+    with pytest.raises(KeyNotFound):
+        engine.revoke_key("nope")
+    assert not engine.has_active_key()
 
 
-def test_scopes_are_validated_ordered_and_hierarchical(store):
+def test_scopes_are_validated_ordered_and_hierarchical(engine):
     assert keys.normalise_scopes(["admin", "read", "read"]) == ["read", "admin"]
     with pytest.raises(InvalidInput):
         keys.normalise_scopes(["root"])
@@ -66,35 +83,55 @@ def test_scopes_are_validated_ordered_and_hierarchical(store):
     assert keys.grants(["admin"], "write") and keys.grants(["write"], "read")
     assert not keys.grants(["read"], "write") and not keys.grants(["write"], "admin")
     with pytest.raises(InvalidInput):
-        keys.create_key(store, "x", memory_scope="team:x")
+        engine.create_key("x", memory_scope="team:x")
     with pytest.raises(InvalidInput):
-        keys.create_key(store, "  ")
+        engine.create_key("  ")
 
 
-def test_last_used_is_recorded_at_most_once_a_minute(store):
-    made = keys.create_key(store, "t")
-    now = utcnow()
-    assert keys.touch_if_due(store, made.key, now)
-    key = keys.verify_key(store, made.secret)
+def test_last_used_is_recorded_at_most_once_a_minute(engine, clock):
+    made = engine.create_key("t")
+    assert engine.touch_key(made.key)
+    key = engine.verify_key(made.secret)
     assert key.last_used is not None
-    assert not keys.touch_if_due(store, key, now + timedelta(seconds=30))
-    assert keys.touch_if_due(store, key, now + timedelta(seconds=61))
+    clock.now += timedelta(seconds=30)
+    assert not engine.touch_key(key)
+    clock.now += timedelta(seconds=31)
+    assert engine.touch_key(key)
 
 
-def test_caller_from_bound_key_cannot_claim_another_agent(store):
-    made = keys.create_key(store, "bot", agent_id="bot-1", memory_scope="project:x")
+def test_key_management_is_refused_to_a_bound_engine(engine):
+    bound = engine.acting_as(access=Access(agent_id="bot-1"))
+    for call in (lambda: bound.create_key("x"), bound.list_keys, lambda: bound.revoke_key("x")):
+        with pytest.raises(Forbidden):
+            call()
+
+
+def test_caller_from_bound_key_cannot_claim_another_agent(engine):
+    made = engine.create_key("bot", agent_id="bot-1", memory_scope="project:x")
     caller = Caller.from_key(made.key, None)
     assert caller.agent_id == "bot-1" and caller.memory_scope == "project:x" and caller.bound
     assert Caller.from_key(made.key, "bot-1").agent_id == "bot-1"
     with pytest.raises(Forbidden):
         Caller.from_key(made.key, "bot-2")
-    assert caller.read_filters({}) == {"scope": "project:x", "agent_id": "bot-1"}
+    access = caller.access()
+    assert access == Access(scope="project:x", agent_id="bot-1")
+    assert access.narrow(SearchFilters()) == SearchFilters(scope="project:x", agent_id="bot-1")
     with pytest.raises(Forbidden):
-        caller.read_filters({"scope": "user"})
+        access.narrow(SearchFilters(scope="user"))
     with pytest.raises(Forbidden):
-        caller.write_fields({"scope": "project:y"})
-    unbound = Caller.from_key(keys.create_key(store, "free").key, "claude")
+        access.stamp(NewMemory(content="x", scope="project:y"), caller.actor())
+    unbound = Caller.from_key(engine.create_key("free").key, "claude")
     assert unbound.agent_id == "claude" and not unbound.bound
+
+
+def test_an_agent_with_its_own_key_cannot_be_impersonated(engine):
+    engine.create_key("bot", agent_id="bot-2")
+    free = engine.acting_as(Actor("key:free"))
+    with pytest.raises(Forbidden, match="key of its own"):
+        free.labelled("bot-2")
+    assert free.labelled("helper").add("a labelled memory").agent_id == "helper"
+    with pytest.raises(Forbidden):
+        engine.acting_as(access=Access(agent_id="bot-1")).labelled("helper")
 
 
 # --- the CLI -------------------------------------------------------------------------

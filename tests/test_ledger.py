@@ -12,7 +12,7 @@ import pytest
 from api_fixtures import LiveServer, module_server
 from conftest import STORE_BACKENDS
 
-from memoryd import keys, ledger
+from memoryd import ledger
 from memoryd.engine import Engine
 from memoryd.store.base import Actor, Store
 
@@ -46,8 +46,9 @@ def entries(mem: Engine) -> list[ledger.LedgerEntry]:
 
 
 def fill(mem: Engine, n: int = 5) -> list[str]:
-    return [mem.add(f"ledger fact number {i}: the build server runs job {i}", id=f"m{i}",
-                    actor=KEY_ACTOR).id for i in range(n)]
+    bound = mem.acting_as(KEY_ACTOR)
+    return [bound.add(f"ledger fact number {i}: the build server runs job {i}", id=f"m{i}").id
+            for i in range(n)]
 
 
 # --------------------------------------------------------------------------- appending
@@ -56,12 +57,12 @@ def fill(mem: Engine, n: int = 5) -> list[str]:
 def test_every_change_appends_a_chained_entry(backend_mem: Engine) -> None:
     mem = backend_mem
     assert mem.ledger_head() is None and mem.verify_ledger().ok
-    a = mem.add("The deploy script lives in ops/deploy.sh", id="a", actor=KEY_ACTOR)
-    mem.add("The user prefers dark mode", id="b", actor=Actor("cli"))
+    a = mem.acting_as(KEY_ACTOR).add("The deploy script lives in ops/deploy.sh", id="a")
+    mem.acting_as(Actor("cli")).add("The user prefers dark mode", id="b")
     mem.add("Temporary note about a flaky test", id="c")
-    mem.update("a", content="The deploy script lives in tools/deploy.sh", actor=KEY_ACTOR)
+    mem.acting_as(KEY_ACTOR).update("a", content="The deploy script lives in tools/deploy.sh")
     mem.promote("b", reason="useful")
-    mem.delete("c", actor=Actor("cli"))
+    mem.acting_as(Actor("cli")).delete("c")
     mem.store.replace_vectors({"b": mem.store.vectors(["b"])["b"]}, mem.embedder.model_id)
 
     chain = entries(mem)
@@ -90,8 +91,8 @@ def test_every_change_appends_a_chained_entry(backend_mem: Engine) -> None:
 
 
 def test_key_changes_are_ledgered(backend_mem: Engine) -> None:
-    made = keys.create_key(backend_mem.store, "deploy-bot", scopes=["read", "write"])
-    keys.revoke_key(backend_mem.store, made.key.id)
+    made = backend_mem.create_key("deploy-bot", scopes=["read", "write"])
+    backend_mem.revoke_key(made.key.id)
     chain = entries(backend_mem)
     assert [(e.operation, e.key_label) for e in chain] == [
         ("key.create", "deploy-bot"), ("key.revoke", "deploy-bot")]
@@ -103,10 +104,10 @@ def test_key_changes_are_ledgered(backend_mem: Engine) -> None:
 def test_purge_keeps_the_entry_but_not_the_content(backend_mem: Engine) -> None:
     mem = backend_mem
     secret = "The user's home address is 12 Example Lane"
-    mem.add(secret, id="p", actor=KEY_ACTOR)
+    mem.acting_as(KEY_ACTOR).add(secret, id="p")
     mem.add("An unrelated fact about the CI cache", id="q")
     before = entries(mem)
-    mem.purge("p", actor=Actor("cli"))
+    mem.acting_as(Actor("cli")).purge("p")
 
     after = entries(mem)
     assert after[: len(before)] == before  # nothing rewritten

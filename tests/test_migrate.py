@@ -37,19 +37,18 @@ TEXTS = [
 
 def fill(mem: Engine) -> list[str]:
     """Write one of everything a store keeps; returns the ids of the live memories."""
-    made = mem.add_many(
+    made = mem.acting_as(Actor("seed", "agent-0")).add_many(
         [
             {"content": text, "tags": [f"t{i % 3}", "seed"], "created_at": T0 + timedelta(hours=i),
              "node_type": "fact" if i % 2 else "decision", "metadata": {"n": i, "ü": [1.5, None]},
              "agent_id": f"agent-{i % 2}", "scope": "project:demo" if i % 3 == 0 else "user"}
             for i, text in enumerate(TEXTS)
         ],
-        actor=Actor("seed", "agent-0"),
     )
     ids = [m.id for m in made]
-    mem.update(ids[0], content="The user now prefers Rust over TypeScript", actor=Actor("editor"))
+    mem.acting_as(Actor("editor")).update(ids[0], content="The user now prefers Rust over TypeScript")
     mem.update(ids[1], superseded_by=ids[0], importance=0.2)
-    mem.delete(ids[4], actor=Actor("cleaner"))
+    mem.acting_as(Actor("cleaner")).delete(ids[4])
     store = mem.store
     store.update_states(
         {ids[2]: SchedulingState(stability=12.5, difficulty=3.25, reps=4, lapses=1,

@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+import memoryd
+
 from memoryd.errors import InvalidFilter, InvalidInput
 from memoryd.models import SearchFilters
 
@@ -231,31 +233,31 @@ def test_invalid_list_arguments(corpus) -> None:
 # --------------------------------------------------------------------------- MMR
 
 
-def test_mmr_diversifies_near_duplicates(mem) -> None:
+def test_mmr_diversifies_near_duplicates(store_url, shared_embedder) -> None:
     # A gentle rank curve (k=60) keeps the relevance of ranks 2 and 3 close, which is
     # where diversity should decide.
-    mem.settings = mem.settings.model_copy(update={"rrf_k": 60})
-    mem.add_many(
-        [
-            {"id": "dup1", "content": "Use poetry to manage the Python package dependencies"},
-            {"id": "dup2", "content": "Use poetry for managing the Python package dependencies"},
-            {"id": "pip", "content": "Pin dependency versions in a requirements.txt file for pip"},
-            {"id": "twine", "content": "Publish the Python library to PyPI with twine"},
-            {"id": "far1", "content": "The cat sleeps on the warm windowsill"},
-            {"id": "far2", "content": "Paris is the capital of France"},
-        ]
-    )
-    query = "how are python package dependencies managed"
-    plain = mem.search(query, limit=2, mode="vector", cognitive=False, associations=False)
-    assert {h.memory.id for h in plain} == {"dup1", "dup2"}
-    diverse = mem.search(query, limit=2, mode="vector", mmr=True, mmr_lambda=0.6,
-                         cognitive=False, associations=False)
-    assert diverse[0].memory.id == plain[0].memory.id
-    assert diverse[1].memory.id == "pip"  # the near-duplicate gave way to the next idea
-    # lambda 1 is pure relevance
-    same = mem.search(query, limit=2, mode="vector", mmr=True, mmr_lambda=1.0,
-                      cognitive=False, associations=False)
-    assert [h.memory.id for h in same] == [h.memory.id for h in plain]
+    with memoryd.open(store_url, embedder=shared_embedder, rrf_k=60) as mem:
+        mem.add_many(
+            [
+                {"id": "dup1", "content": "Use poetry to manage the Python package dependencies"},
+                {"id": "dup2", "content": "Use poetry for managing the Python package dependencies"},
+                {"id": "pip", "content": "Pin dependency versions in a requirements.txt file for pip"},
+                {"id": "twine", "content": "Publish the Python library to PyPI with twine"},
+                {"id": "far1", "content": "The cat sleeps on the warm windowsill"},
+                {"id": "far2", "content": "Paris is the capital of France"},
+            ]
+        )
+        query = "how are python package dependencies managed"
+        plain = mem.search(query, limit=2, mode="vector", cognitive=False, associations=False)
+        assert {h.memory.id for h in plain} == {"dup1", "dup2"}
+        diverse = mem.search(query, limit=2, mode="vector", mmr=True, mmr_lambda=0.6,
+                             cognitive=False, associations=False)
+        assert diverse[0].memory.id == plain[0].memory.id
+        assert diverse[1].memory.id == "pip"  # the near-duplicate gave way to the next idea
+        # lambda 1 is pure relevance
+        same = mem.search(query, limit=2, mode="vector", mmr=True, mmr_lambda=1.0,
+                          cognitive=False, associations=False)
+        assert [h.memory.id for h in same] == [h.memory.id for h in plain]
 
 
 # --------------------------------------------------------------------------- two engines

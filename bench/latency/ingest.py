@@ -70,6 +70,7 @@ def profile_add(mem, corpus, start: int, n: int, top: int = 30) -> str:
 
 def single_store_insert(mem, corpus, start: int, n: int, warmup: int = 5) -> dict[str, Any]:
     """The store's part of one add: ``store.insert`` of one memory with a precomputed vector."""
+    from memoryd.engine.checks import build as build_memory
     from memoryd.models import NewMemory
     from memoryd.store.base import Actor
 
@@ -77,7 +78,7 @@ def single_store_insert(mem, corpus, start: int, n: int, warmup: int = 5) -> dic
     vectors = mem.embedder.embed(texts)
     times = []
     for i, text in enumerate(texts):
-        memory = mem._build(NewMemory(content=text), mem.clock())
+        memory = build_memory(mem.context, NewMemory(content=text), mem.clock())
         t0 = time.perf_counter()
         mem.store.insert([memory], vectors[i : i + 1], Actor("bench"))
         if i >= warmup:

@@ -58,6 +58,7 @@ def build_store(
     and closed, which saves the graph next to the db (timed).
     """
     import memoryd
+    from memoryd.engine.checks import build as build_memory
     from memoryd.models import NewMemory
     from memoryd.store.base import Actor
 
@@ -71,7 +72,7 @@ def build_store(
         for start in range(0, len(corpus), chunk):
             end = min(start + chunk, len(corpus))
             memories = [
-                mem._build(
+                build_memory(mem.context, 
                     NewMemory(
                         id=f"bench-{i:07d}",
                         content=corpus.texts[i],

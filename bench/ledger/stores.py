@@ -57,11 +57,12 @@ def random_embedder() -> Any:
 
 def build_memories(engine: Any, corpus: Any, indices: range, prefix: str) -> list[Any]:
     """Memory objects for corpus items ``indices`` (ids ``<prefix>-<i>``), as Engine.add builds them."""
+    from memoryd.engine.checks import build as build_memory
     from memoryd.models import NewMemory
 
     now = datetime.now(UTC)
     return [
-        engine._build(NewMemory(id=f"{prefix}-{i:07d}", content=corpus.texts[i],
+        build_memory(engine.context, NewMemory(id=f"{prefix}-{i:07d}", content=corpus.texts[i],
                                 node_type=corpus.node_types[i], tags=corpus.tags[i],
                                 agent_id=corpus.agent_ids[i], created_at=corpus.created_at[i]), now)
         for i in indices

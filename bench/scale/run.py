@@ -194,6 +194,7 @@ def url_for(backend: str, n: int, pg_base: str | None) -> str:
 
 def build(backend: str, url: str, corpus, vectors: np.ndarray, embedder, rebuild: bool) -> dict[str, Any]:
     import memoryd
+    from memoryd.engine.checks import build as build_memory
     from memoryd.models import NewMemory
     from memoryd.store.base import Actor
 
@@ -216,7 +217,7 @@ def build(backend: str, url: str, corpus, vectors: np.ndarray, embedder, rebuild
             for start in range(0, n, 5000):
                 end = min(n, start + 5000)
                 memories = [
-                    mem._build(NewMemory(id=f"bench-{i:07d}", content=corpus.texts[i],
+                    build_memory(mem.context, NewMemory(id=f"bench-{i:07d}", content=corpus.texts[i],
                                          node_type=corpus.node_types[i], tags=corpus.tags[i],
                                          agent_id=corpus.agent_ids[i], created_at=corpus.created_at[i]), now)
                     for i in range(start, end)
@@ -340,9 +341,10 @@ def worker_main(args: list[str]) -> None:
         store.get_many([h.memory_id for h in kw[:10]] + [h.memory_id for h in vec[:10]])
 
     def store_add(text: str, memory_id: str) -> None:
+        from memoryd.engine.checks import build as build_memory
         from memoryd.models import NewMemory
 
-        memory = mem._build(NewMemory(id=memory_id, content=text), datetime.now(timezone.utc))
+        memory = build_memory(mem.context, NewMemory(id=memory_id, content=text), datetime.now(timezone.utc))
         store.insert([memory], np.asarray([table[text]]), Actor("bench"))
     results: list[dict[str, Any]] = [{} for _ in range(threads)]
     print("READY", flush=True)

@@ -7,16 +7,27 @@
     │   ├── InvalidFilter       an unknown or malformed search/list filter
     │   ├── ImportFormatError   a JSONL import line that cannot be read (has line_number)
     │   └── SecretDetected      content that looks like a credential
+    ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
     ├── MemoryNotFound          no memory with that id (LookupError)
+    ├── ApiKeyError
+    │   ├── InvalidKey          a presented key is unknown, malformed or revoked
+    │   ├── KeyNotFound         no key has that id or prefix (LookupError)
+    │   └── NoKeysConfigured    a server would start that nobody could use
     ├── StoreError              the store cannot be used as asked
     │   ├── NotAMemorydStore    the path/URL is not a memoryd store
     │   ├── SchemaTooNew        written by a newer memoryd
     │   ├── ModelMismatch       vectors were made by another embedding model
     │   └── MaintenanceBusy     another process holds a maintenance lock
-    └── EmbeddingError          the embedding provider failed
+    ├── EmbeddingError          the embedding provider failed
+    └── ChatError               an optional chat model (LLM) failed or answered unusably
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class MemorydError(Exception):
@@ -59,12 +70,39 @@ class SecretDetected(InvalidInput):
         self.kinds = kinds
 
 
+class Forbidden(MemorydError, PermissionError):
+    """The caller's key does not allow this operation (or this scope/agent)."""
+
+
 class MemoryNotFound(MemorydError, LookupError):
     """No memory has the given id."""
 
     def __init__(self, memory_id: str) -> None:
         super().__init__(f"no memory with id {memory_id!r}")
         self.memory_id = memory_id
+
+
+class ApiKeyError(MemorydError):
+    """Base of the API key errors."""
+
+
+class InvalidKey(ApiKeyError):
+    """The presented key is unknown, malformed or revoked."""
+
+
+class KeyNotFound(ApiKeyError, LookupError):
+    """No key has that id or prefix."""
+
+
+class NoKeysConfigured(ApiKeyError):
+    """A server would start with no usable key and without the anonymous opt-in."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no API key exists and anonymous access is off, so nobody could use this server. "
+            "Create a key with `memoryd keys create --label <name>` (it is printed once), or "
+            "set MEMORYD_ALLOW_ANONYMOUS=true to allow unauthenticated access explicitly."
+        )
 
 
 class StoreError(MemorydError):
@@ -99,3 +137,16 @@ class MaintenanceBusy(StoreError):
 
 class EmbeddingError(MemorydError):
     """The embedding provider failed or returned unusable vectors."""
+
+
+def validation_message(exc: ValidationError) -> str:
+    """A one-line, field-naming summary of a pydantic validation error."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "input"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+class ChatError(MemorydError):
+    """The chat endpoint failed or answered with something unusable."""

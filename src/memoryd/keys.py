@@ -1,4 +1,5 @@
-"""API keys: create, verify, list and revoke the keys that guard the HTTP faces.
+"""API keys, the pure part: their format, scopes and hashing (the engine stores them:
+:mod:`memoryd.engine.keys`).
 
 A key is ``mk_`` followed by 43 URL-safe characters (256 random bits). Only its
 SHA-256 is stored: for a random 256-bit secret a plain hash is as good as a slow
@@ -10,56 +11,29 @@ Scopes: ``read`` < ``write`` < ``admin`` (each includes the ones before it). A k
 also be bound to a memory scope (``project:x``) and/or an agent id: it then sees and
 writes only that scope's (that agent's) memories.
 
->>> created = create_key(engine.store, "claude-code", scopes=["read", "write"])
+>>> created = engine.create_key("claude-code", scopes=["read", "write"])
 >>> created.secret            # shown once: "mk_..."
->>> verify_key(engine.store, created.secret).label
+>>> engine.verify_key(created.secret).label
 'claude-code'
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Iterable, Literal
+from typing import Iterable, Literal
 
-from memoryd.errors import InvalidInput, MemorydError
+from memoryd.errors import InvalidInput
 from memoryd.models import ApiKey, _check_scope, utcnow
-
-if TYPE_CHECKING:
-    from memoryd.store.base import Store
 
 KeyScope = Literal["read", "write", "admin"]
 SCOPE_ORDER: dict[str, int] = {"read": 0, "write": 1, "admin": 2}
 KEY_PREFIX = "mk_"
 # How often last_used is written for one key (a write per request would serialise readers).
 TOUCH_INTERVAL = timedelta(seconds=60)
-
-
-class ApiKeyError(MemorydError):
-    """Base of the API key errors."""
-
-
-class InvalidKey(ApiKeyError):
-    """The presented key is unknown, malformed or revoked."""
-
-
-class KeyNotFound(ApiKeyError, LookupError):
-    """No key has that id or prefix."""
-
-
-class NoKeysConfigured(ApiKeyError):
-    """A server would start with no usable key and without the anonymous opt-in."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "no API key exists and anonymous access is off, so nobody could use this server. "
-            "Create a key with `memoryd keys create --label <name>` (it is printed once), or "
-            "set MEMORYD_ALLOW_ANONYMOUS=true to allow unauthenticated access explicitly."
-        )
 
 
 @dataclass(frozen=True)
@@ -97,8 +71,7 @@ def grants(scopes: Iterable[str], needed: str) -> bool:
     return any(SCOPE_ORDER.get(s, -1) >= level for s in scopes)
 
 
-def create_key(
-    store: Store,
+def make_key(
     label: str,
     *,
     scopes: Iterable[str] = ("read", "write"),
@@ -106,7 +79,7 @@ def create_key(
     agent_id: str | None = None,
     now: datetime | None = None,
 ) -> CreatedKey:
-    """Make a key, store its hash, and return it with the secret (shown once)."""
+    """A new key record and its secret (validated; not stored yet)."""
     label = label.strip()
     if not label or len(label) > 128:
         raise InvalidInput("label must be 1-128 characters")
@@ -128,62 +101,14 @@ def create_key(
         agent_id=agent_id,
         created_at=now or utcnow(),
     )
-    store.save_key(record)
     return CreatedKey(record, secret)
 
 
-def verify_key(store: Store, secret: str | None) -> ApiKey:
-    """The active key record for a presented secret; raises InvalidKey otherwise."""
-    if not secret or not secret.startswith(KEY_PREFIX) or len(secret) > 200:
-        raise InvalidKey("invalid API key")
-    digest = hash_key(secret)
-    record = store.key_by_hash(digest)
-    # The lookup is by index; compare_digest keeps the final check constant-time.
-    if record is None or not hmac.compare_digest(record.key_hash, digest):
-        raise InvalidKey("invalid API key")
-    if record.revoked_at is not None:
-        raise InvalidKey("this API key has been revoked")
-    return record
+def well_formed(secret: str | None) -> bool:
+    """Whether a presented secret could be a memoryd key at all (cheap, before any lookup)."""
+    return bool(secret) and secret.startswith(KEY_PREFIX) and len(secret) <= 200  # type: ignore[union-attr]
 
 
 def touch_due(key: ApiKey, now: datetime | None = None) -> bool:
     """Whether last_used is older than TOUCH_INTERVAL (or unset)."""
     return key.last_used is None or (now or utcnow()) - key.last_used >= TOUCH_INTERVAL
-
-
-def touch_if_due(store: Store, key: ApiKey, now: datetime | None = None) -> bool:
-    """Record last_used unless it was recorded within TOUCH_INTERVAL; True if written."""
-    now = now or utcnow()
-    if not touch_due(key, now):
-        return False
-    store.touch_key(key.id, now)
-    return True
-
-
-def list_keys(store: Store) -> list[ApiKey]:
-    """Every key record (hashes included, secrets never), oldest first."""
-    return store.list_keys()
-
-
-def find_key(store: Store, ident: str) -> ApiKey:
-    """A key by id or by its displayed prefix (``mk_abc123``); raises KeyNotFound."""
-    matches = [k for k in store.list_keys() if ident in (k.id, k.prefix)]
-    if not matches:
-        raise KeyNotFound(f"no API key with id or prefix {ident!r}")
-    if len(matches) > 1:
-        raise InvalidInput(f"{ident!r} matches {len(matches)} keys; use the key id")
-    return matches[0]
-
-
-def revoke_key(store: Store, ident: str, *, now: datetime | None = None) -> ApiKey:
-    """Revoke a key by id or prefix (idempotent); it stops working at once."""
-    key = find_key(store, ident)
-    if key.revoked_at is None:
-        key = key.model_copy(update={"revoked_at": now or utcnow()})
-        store.save_key(key)
-    return key
-
-
-def has_active_key(store: Store) -> bool:
-    """Whether at least one key is not revoked."""
-    return any(k.revoked_at is None for k in store.list_keys())

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import memoryd
 from memoryd.store.sqlite import SQLiteStore
-from memoryd.transfer import import_jsonl
 
 
 def main() -> int:
@@ -48,7 +47,7 @@ def main() -> int:
     with memoryd.open(f"sqlite:///{Path(args.store).resolve()}") as mem:
         mem.embedder.load()
         print("model loaded", flush=True)
-        report = import_jsonl(mem, Path(args.jsonl), batch_size=args.batch_size)
+        report = mem.import_jsonl(Path(args.jsonl), batch_size=args.batch_size)
     print(f"imported {report.imported}", flush=True)
     return 0
 

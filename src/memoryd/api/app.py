@@ -17,12 +17,12 @@ from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memoryd import __version__, keys
+from memoryd import __version__
 from memoryd.api import errors
 from memoryd.api.auth import AuthMiddleware, BodyLimitMiddleware
 from memoryd.api.routes import add_routes
 from memoryd.config import Settings
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, NoKeysConfigured
 from memoryd.mcp.server import build_server, http_caller
 from memoryd.operations import health_report
 
@@ -59,8 +59,8 @@ def create_app(open_engine: Callable[[], Engine], settings: Settings | None = No
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = open_engine()
         try:
-            if not settings.allow_anonymous and not keys.has_active_key(engine.store):
-                raise keys.NoKeysConfigured()
+            if not settings.allow_anonymous and not engine.has_active_key():
+                raise NoKeysConfigured()
             holder["engine"] = app.state.engine = engine
             async with mcp.session_manager.run():
                 yield

@@ -16,8 +16,9 @@ import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd import keys
-from memoryd.operations import CALLER_SCOPE_KEY, Caller, Forbidden
+from memoryd.errors import Forbidden, InvalidKey
+from memoryd.keys import touch_due
+from memoryd.operations import CALLER_SCOPE_KEY, Caller
 
 PUBLIC_PATHS = frozenset(
     {"/health", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
@@ -65,10 +66,10 @@ class AuthMiddleware:
         engine = scope["app"].state.engine
         try:
             if presented is not None:
-                key = keys.verify_key(engine.store, presented)
+                key = engine.verify_key(presented)
                 caller = Caller.from_key(key, agent)
-                if keys.touch_due(key):  # a write: off the event loop, at most once a minute
-                    await anyio.to_thread.run_sync(keys.touch_if_due, engine.store, key)
+                if touch_due(key):  # a write, at most once a minute: off the event loop
+                    await anyio.to_thread.run_sync(engine.touch_key, key)
             elif self.allow_anonymous:
                 caller = Caller.anonymous(agent)
             else:
@@ -79,7 +80,9 @@ class AuthMiddleware:
                     "unauthorized",
                 )
                 return
-        except keys.InvalidKey as exc:
+            if caller.bound_agent is None and agent is not None:
+                engine.labelled(agent)  # Forbidden: that agent has a key of its own
+        except InvalidKey as exc:
             await _reject(send, 401, str(exc), "unauthorized")
             return
         except Forbidden as exc:

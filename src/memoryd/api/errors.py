@@ -18,14 +18,15 @@ from fastapi.responses import JSONResponse
 
 from memoryd.errors import (
     EmbeddingError,
+    Forbidden,
     InvalidInput,
+    InvalidKey,
+    KeyNotFound,
     MaintenanceBusy,
     MemorydError,
     MemoryNotFound,
     StoreError,
 )
-from memoryd.keys import InvalidKey, KeyNotFound
-from memoryd.operations import Forbidden
 
 log = logging.getLogger("memoryd.api")
 

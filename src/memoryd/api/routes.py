@@ -18,7 +18,8 @@ from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, create_model
 
-from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Forbidden, Operation, Strict
+from memoryd.errors import Forbidden
+from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Operation, Strict
 
 
 @dataclass(frozen=True)

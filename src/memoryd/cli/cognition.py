@@ -7,22 +7,19 @@ from typing import Optional
 import typer
 
 from memoryd.cli.common import console, engine_from, print_json
-from memoryd.store.base import Actor
-
-_CLI = Actor("cli")
 
 
 def promote(ctx: typer.Context, memory_id: str, reason: Optional[str] = typer.Option(None)) -> None:
     """Mark a memory as helpful / correct (strengthens it)."""
     with engine_from(ctx) as mem:
-        memory = mem.promote(memory_id, reason=reason, actor=_CLI)
+        memory = mem.promote(memory_id, reason=reason)
     console.print(f"promoted {memory.id}")
 
 
 def demote(ctx: typer.Context, memory_id: str, reason: Optional[str] = typer.Option(None)) -> None:
     """Mark a memory as wrong or stale (weakens it; it stays stored)."""
     with engine_from(ctx) as mem:
-        memory = mem.demote(memory_id, reason=reason, actor=_CLI)
+        memory = mem.demote(memory_id, reason=reason)
     console.print(f"demoted {memory.id}")
 
 
@@ -54,7 +51,7 @@ def gc(
     """List (or with --apply, delete) memories whose retention fell below a floor."""
     with engine_from(ctx) as mem:
         report = mem.gc(min_retention=min_retention, max_age_days=max_age_days,
-                        dry_run=not apply, actor=_CLI)
+                        dry_run=not apply)
     print_json(report.model_dump(mode="json"))
 
 
@@ -67,7 +64,7 @@ def purge(
     if not yes and not typer.confirm(f"Purge {memory_id} for good?"):
         raise typer.Exit(1)
     with engine_from(ctx) as mem:
-        mem.purge(memory_id, actor=_CLI)
+        mem.purge(memory_id)
     console.print(f"purged {memory_id}")
 
 

@@ -12,18 +12,20 @@ from rich.table import Table
 
 from memoryd.engine import Engine
 from memoryd.models import Memory, SearchHit
+from memoryd.store.base import Actor
 
 console = Console()
+CLI = Actor("cli")
 
 
 @contextmanager
 def engine_from(ctx: typer.Context, **kwargs: Any) -> Iterator[Engine]:
-    """Open the engine named by the global ``--store`` option."""
+    """Open the engine named by the global ``--store`` option, acting as ``cli``."""
     from memoryd.opening import open as open_memory
 
     engine = open_memory((ctx.obj or {}).get("store"), **kwargs)
     try:
-        yield engine
+        yield engine.acting_as(CLI)
     finally:
         engine.close()
 

@@ -31,15 +31,13 @@ def import_(
     batch_size: int = typer.Option(256, min=1, max=10_000),
 ) -> None:
     """Import memories from a JSONL file (one memory per line)."""
-    from memoryd.transfer import count_lines, import_jsonl
+    from memoryd.engine.transfer import count_lines
 
     total = count_lines(path)
     with engine_from(ctx) as mem, _progress() as bar:
         task = bar.add_task("importing", total=total)
-        report = import_jsonl(
-            mem, path, skip_errors=skip_errors, batch_size=batch_size,
-            progress=lambda n: bar.advance(task, n),
-        )
+        report = mem.import_jsonl(path, skip_errors=skip_errors, batch_size=batch_size,
+                                  progress=lambda n: bar.advance(task, n))
     for error in report.errors:
         console.print(f"[yellow]skipped[/] {error}", highlight=False)
     console.print(
@@ -53,14 +51,12 @@ def export(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: stdout)."),
 ) -> None:
     """Export every memory as JSONL (round-trips with import)."""
-    from memoryd.transfer import export_jsonl
-
     with engine_from(ctx) as mem:
         if output is None:
-            export_jsonl(mem, sys.stdout)
+            mem.export_jsonl(sys.stdout)
             return
         with open(output, "w", encoding="utf-8") as handle:
-            count = export_jsonl(mem, handle)
+            count = mem.export_jsonl(handle)
     console.print(f"exported {count} memories to {output}")
 
 
@@ -81,14 +77,14 @@ def restore(
         raise typer.Exit(1)
     with engine_from(ctx) as mem:
         mem.restore(path)
-        count = mem.store.count()
+        count = mem.count(include_superseded=True)
     console.print(f"restored {count} memories from {path}")
 
 
 def reembed(ctx: typer.Context) -> None:
     """Re-embed every memory with the configured embedding model."""
     with engine_from(ctx, allow_model_mismatch=True) as mem, _progress() as bar:
-        task = bar.add_task("re-embedding", total=mem.store.count())
+        task = bar.add_task("re-embedding", total=mem.count(include_superseded=True))
         total = mem.reembed(progress=lambda n: bar.advance(task, n))
     console.print(f"re-embedded {total} memories")
 

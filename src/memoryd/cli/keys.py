@@ -26,12 +26,8 @@ def create(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create a key and print it once (store it now: it cannot be shown again)."""
-    from memoryd import keys
-
     with engine_from(ctx) as mem:
-        made = keys.create_key(
-            mem.store, label, scopes=scopes.split(","), memory_scope=scope, agent_id=agent
-        )
+        made = mem.create_key(label, scopes=scopes.split(","), memory_scope=scope, agent_id=agent)
     if as_json:
         print_json(
             {
@@ -56,10 +52,8 @@ def create(
 @keys_app.command("list")
 def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """List keys: id, label, prefix, scopes, binding, created, last used, revoked."""
-    from memoryd import keys
-
     with engine_from(ctx) as mem:
-        records = keys.list_keys(mem.store)
+        records = mem.list_keys()
     if as_json:
         print_json([k.model_dump(mode="json", exclude={"key_hash"}) for k in records])
         return
@@ -84,10 +78,8 @@ def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> 
 @keys_app.command("revoke")
 def revoke(ctx: typer.Context, key_id: str = typer.Argument(..., help="Key id or prefix.")) -> None:
     """Revoke a key; it stops working immediately."""
-    from memoryd import keys
-
     with engine_from(ctx) as mem:
-        key = keys.revoke_key(mem.store, key_id)
+        key = mem.revoke_key(key_id)
     console.print(f"revoked key {key.id} ({key.label})")
 
 

@@ -11,9 +11,6 @@ import typer
 from memoryd.cli.common import console, engine_from, hits_table, memories_table, print_json
 from memoryd.errors import InvalidInput
 from memoryd.models import TIMEFRAMES
-from memoryd.store.base import Actor
-
-_CLI = Actor("cli")
 
 
 def _metadata(raw: Optional[str]) -> dict:
@@ -51,7 +48,6 @@ def add(
             importance=importance,
             created_at=created_at,
             metadata=_metadata(metadata),
-            actor=_CLI,
         )
     if as_json:
         print_json(memory.model_dump(mode="json"))
@@ -77,7 +73,7 @@ def get(
 def delete(ctx: typer.Context, memory_id: str = typer.Argument(...)) -> None:
     """Delete one memory (its history keeps a tombstone)."""
     with engine_from(ctx) as mem:
-        mem.delete(memory_id, actor=_CLI)
+        mem.delete(memory_id)
     console.print(f"deleted {memory_id}")
 
 

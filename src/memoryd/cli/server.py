@@ -35,15 +35,15 @@ def serve(
     prefer_single_thread_inference()
     import uvicorn
 
-    from memoryd import keys
     from memoryd.api.app import create_app
+    from memoryd.errors import NoKeysConfigured
     from memoryd.opening import open as open_memory
 
     settings = Settings()
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
-    if not settings.allow_anonymous and not keys.has_active_key(engine.store):
+    if not settings.allow_anonymous and not engine.has_active_key():
         engine.close()
-        raise keys.NoKeysConfigured()
+        raise NoKeysConfigured()
     bind_host = host or settings.host
     bind_port = port or settings.port
     if bind_host not in _LOOPBACK:
@@ -57,7 +57,7 @@ def serve(
             "may read and write memories"
         )
     # Load the embedding model in the background: the first search then need not wait ~6 s.
-    threading.Thread(target=engine.embedder.load, name="memoryd-warm", daemon=True).start()
+    threading.Thread(target=engine.warm, name="memoryd-warm", daemon=True).start()
     app = create_app(lambda: engine, settings)
     console.print(f"memoryd serving on http://{bind_host}:{bind_port} (MCP at /mcp)")
     uvicorn.run(app, host=bind_host, port=bind_port, log_level="info")

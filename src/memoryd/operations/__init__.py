@@ -1,7 +1,7 @@
 """Every operation an agent or program can call, defined once (see ``registry``).
 
 Importing this package registers all of them: search, memories, knowledge (codebase,
-intentions, graph), admin, and the gateway operations of :mod:`memoryd.gateway`.
+intentions, graph), admin, and the agent hooks (recall, capture, flush, session_warm).
 
 >>> out = invoke(engine, "search", {"query": "typescript", "limit": 5}, Caller.local())
 >>> out.results[0].content
@@ -14,7 +14,6 @@ from memoryd.operations.registry import (
     CALLER_SCOPE_KEY,
     REGISTRY,
     Caller,
-    Forbidden,
     Operation,
     Strict,
     as_text,
@@ -24,14 +23,12 @@ from memoryd.operations.registry import (
 )
 
 # isort: split
-from memoryd import gateway  # noqa: F401  (registers recall, capture, flush, session_warm)
-from memoryd.operations import admin, knowledge, memories, search  # noqa: F401
+from memoryd.operations import admin, gateway, knowledge, memories, search  # noqa: F401
 
 __all__ = [
     "CALLER_SCOPE_KEY",
     "REGISTRY",
     "Caller",
-    "Forbidden",
     "Operation",
     "Strict",
     "as_text",

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memoryd import __version__, keys
+from memoryd import __version__
 from memoryd.errors import MemorydError
 from memoryd.ledger import BrokenLink, LedgerEntry
 from memoryd.models import ApiKey, ConsolidationReport, GcReport
@@ -54,10 +54,7 @@ class GcInput(Strict):
 def gc(engine: Engine, data: GcInput, caller: Caller) -> GcReport:
     """Delete memories whose retention fell below min_retention (dry run by default)."""
     return engine.gc(
-        min_retention=data.min_retention,
-        max_age_days=data.max_age_days,
-        dry_run=data.dry_run,
-        actor=caller.actor(),
+        min_retention=data.min_retention, max_age_days=data.max_age_days, dry_run=data.dry_run
     )
 
 
@@ -102,7 +99,7 @@ def health_report(engine: Engine) -> HealthOutput:
     """Deep health: the store answers a query; the embedder's state is reported."""
     embedder = {"model_id": engine.embedder.model_id, "loaded": engine.embedder.loaded}
     try:
-        store = engine.store.health()
+        store = engine.health()
     except MemorydError as exc:
         return HealthOutput(
             status="unhealthy",
@@ -183,7 +180,7 @@ class KeyIdInput(Strict):
 )
 def keys_list(engine: Engine, data: NoInput, caller: Caller) -> KeyList:
     """Every API key (label, prefix, scopes, last use); never the secrets."""
-    return KeyList(keys=[KeyInfo.of(k) for k in keys.list_keys(engine.store)])
+    return KeyList(keys=[KeyInfo.of(k) for k in engine.list_keys()])
 
 
 @operation(
@@ -196,8 +193,7 @@ def keys_list(engine: Engine, data: NoInput, caller: Caller) -> KeyList:
 )
 def keys_create(engine: Engine, data: KeyCreateInput, caller: Caller) -> KeyCreated:
     """Create an API key; the secret is in the response and is never shown again."""
-    made = keys.create_key(
-        engine.store,
+    made = engine.create_key(
         data.label,
         scopes=data.scopes,
         memory_scope=data.memory_scope,
@@ -218,7 +214,7 @@ def keys_create(engine: Engine, data: KeyCreateInput, caller: Caller) -> KeyCrea
 )
 def keys_revoke(engine: Engine, data: KeyIdInput, caller: Caller) -> KeyInfo:
     """Revoke an API key by id or prefix; it stops working immediately."""
-    return KeyInfo.of(keys.revoke_key(engine.store, data.id))
+    return KeyInfo.of(engine.revoke_key(data.id))
 
 
 # --- audit ledger -------------------------------------------------------------------

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from memoryd.errors import InvalidInput
-from memoryd.journal import parse_day, parse_tz
+from memoryd.engine.journal import parse_day, parse_tz
 from memoryd.models import (
     CodebaseContext,
     Intention,
@@ -18,14 +17,7 @@ from memoryd.models import (
     Neighbourhood,
     Priority,
 )
-from memoryd.operations.registry import (
-    Caller,
-    Forbidden,
-    MemoryId,
-    Strict,
-    get_visible,
-    operation,
-)
+from memoryd.operations.registry import Caller, MemoryId, Strict, operation
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
@@ -75,11 +67,6 @@ class CodebaseOutput(BaseModel):
         return "\n".join(lines)
 
 
-def _codebase_scope(caller: Caller, codebase: str) -> None:
-    if caller.memory_scope is not None and caller.memory_scope != f"project:{codebase}":
-        raise Forbidden(f"this key is limited to scope {caller.memory_scope!r}")
-
-
 @operation(
     "codebase",
     title="Codebase patterns and decisions",
@@ -93,24 +80,15 @@ def codebase(engine: Engine, data: CodebaseInput, caller: Caller) -> CodebaseOut
     description, files); remember_decision: an architectural decision with its rationale and the
     alternatives considered; get_context: the patterns, decisions and due intentions for a
     codebase, optionally only those touching some files. Call get_context when starting work."""
-    _codebase_scope(caller, data.codebase)
-    actor = caller.actor()
     if data.action == "remember_pattern":
-        memory = engine.remember_pattern(
-            data.name, data.description, data.files, data.codebase, actor=actor
-        )
+        memory = engine.remember_pattern(data.name, data.description, data.files, data.codebase)
         return CodebaseOutput(action=data.action, memory=memory)
     if data.action == "remember_decision":
         memory = engine.remember_decision(
-            data.decision, data.rationale, data.alternatives, data.files, data.codebase, actor=actor
+            data.decision, data.rationale, data.alternatives, data.files, data.codebase
         )
         return CodebaseOutput(action=data.action, memory=memory)
     context = engine.codebase_context(data.codebase, files=data.files or None, limit=data.limit)
-    if caller.bound_agent is not None:
-        keep = lambda ms: [m for m in ms if m.agent_id == caller.bound_agent]  # noqa: E731
-        context = context.model_copy(
-            update={"patterns": keep(context.patterns), "decisions": keep(context.decisions)}
-        )
     return CodebaseOutput(action=data.action, context=context)
 
 
@@ -175,15 +153,6 @@ class IntentionOutput(BaseModel):
         )
 
 
-def visible_intentions(caller: Caller, intentions: list[Intention]) -> list[Intention]:
-    return [
-        i
-        for i in intentions
-        if (caller.memory_scope is None or i.scope == caller.memory_scope)
-        and (caller.bound_agent is None or i.agent_id == caller.bound_agent)
-    ]
-
-
 @operation(
     "intention",
     title="Prospective memory",
@@ -200,25 +169,17 @@ def intention(engine: Engine, data: IntentionInput, caller: Caller) -> Intention
     out = IntentionOutput(action=data.action)
     if data.action == "set":
         out.intention = engine.set_intention(
-            data.description,
-            data.trigger,
-            priority=data.priority,
-            deadline=data.deadline,
-            agent_id=caller.agent_id,
-            scope=caller.memory_scope or "user",
+            data.description, data.trigger, priority=data.priority, deadline=data.deadline
         )
     elif data.action == "check":
         context = data.context.model_dump() if data.context else {}
-        out.intentions = visible_intentions(caller, engine.check_intentions(context))
+        out.intentions = engine.check_intentions(context)
     elif data.action == "update":
-        visible = visible_intentions(caller, engine.list_intentions("all"))
-        if not any(i.id == data.id for i in visible):
-            raise InvalidInput(f"no intention with id {data.id!r}")
         out.intention = engine.update_intention(
             data.id, data.status, snooze_minutes=data.snooze_minutes
         )
     else:
-        out.intentions = visible_intentions(caller, engine.list_intentions(data.status))
+        out.intentions = engine.list_intentions(data.status)
     return out
 
 
@@ -250,17 +211,7 @@ class ExploreOutput(Neighbourhood):
 )
 def explore(engine: Engine, data: ExploreInput, caller: Caller) -> ExploreOutput:
     """The memories connected to one memory (related, caused_by, supersedes, ...), up to 3 hops."""
-    get_visible(engine, data.id, caller)
     hood = engine.explore(data.id, depth=data.depth)
-    if caller.bound:
-        seen = {n.memory.id for n in hood.neighbours if caller.can_see(n.memory)}
-        seen.add(hood.center.id)
-        hood = hood.model_copy(
-            update={
-                "neighbours": [n for n in hood.neighbours if n.memory.id in seen],
-                "edges": [e for e in hood.edges if e.source_id in seen and e.target_id in seen],
-            }
-        )
     return ExploreOutput.model_validate(hood.model_dump())
 
 

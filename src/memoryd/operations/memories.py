@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from memoryd.errors import InvalidInput, MemoryNotFound
+from memoryd.errors import InvalidInput
 from memoryd.keys import KeyScope
 from memoryd.models import (
     HistoryEntry,
@@ -16,10 +16,9 @@ from memoryd.models import (
     Memory,
     MemoryStateReport,
     NodeType,
-    SearchFilters,
     Severity,
 )
-from memoryd.operations.registry import Caller, MemoryId, Strict, get_visible, operation
+from memoryd.operations.registry import Caller, MemoryId, Strict, operation
 from memoryd.operations.search import FilterFields
 
 if TYPE_CHECKING:
@@ -96,21 +95,6 @@ class IngestOutput(BaseModel):
         return "\n".join(lines)
 
 
-def ingest_items(
-    engine: Engine,
-    items: list[dict[str, Any]],
-    caller: Caller,
-    *,
-    force_create: bool = False,
-    allow_secrets: bool = False,
-) -> list[IngestResult]:
-    """Smart-ingest items (dicts of IngestItem fields) for a caller: scope/agent stamped on."""
-    prepared = [caller.write_fields(item) for item in items]
-    return engine.ingest_many(
-        prepared, force_create=force_create, allow_secrets=allow_secrets, actor=caller.actor()
-    )
-
-
 @operation(
     "smart_ingest",
     title="Store a memory (smart)",
@@ -131,8 +115,8 @@ def smart_ingest(engine: Engine, data: IngestInput, caller: Caller) -> IngestOut
         items = [{**shared, **item.model_dump(exclude_unset=True)} for item in data.items]
     else:
         items = [{**shared, "content": data.content}]
-    results = ingest_items(
-        engine, items, caller, force_create=data.force_create, allow_secrets=data.allow_secrets
+    results = engine.ingest_many(
+        items, force_create=data.force_create, allow_secrets=data.allow_secrets
     )
     return IngestOutput.of(results)
 
@@ -219,8 +203,8 @@ def memory_action(engine: Engine, data: MemoryActionInput, caller: Caller) -> Me
     promote: it was right or helpful (strengthens it); demote: it was wrong or stale (weakens
     it, keeps it); edit: change content/tags/type/importance; delete: remove it (history
     keeps a tombstone); purge: remove it and scrub its history (admin)."""
-    memory = get_visible(engine, data.id, caller)
-    actor, out = caller.actor(), MemoryActionOutput(action=data.action, id=data.id)
+    memory = engine.get(data.id)
+    out = MemoryActionOutput(action=data.action, id=data.id)
     if data.action == "get":
         out.memory = memory
     elif data.action == "state":
@@ -228,11 +212,11 @@ def memory_action(engine: Engine, data: MemoryActionInput, caller: Caller) -> Me
     elif data.action == "history":
         out.history = engine.history(data.id)
     elif data.action == "versions":
-        out.versions = [m for m in engine.versions(data.id) if caller.can_see(m)]
+        out.versions = engine.versions(data.id)
     elif data.action == "promote":
-        out.memory = engine.promote(data.id, reason=data.reason, actor=actor)
+        out.memory = engine.promote(data.id, reason=data.reason)
     elif data.action == "demote":
-        out.memory = engine.demote(data.id, reason=data.reason, actor=actor)
+        out.memory = engine.demote(data.id, reason=data.reason)
     elif data.action == "edit":
         changes = data.changes()
         if not changes:
@@ -240,12 +224,12 @@ def memory_action(engine: Engine, data: MemoryActionInput, caller: Caller) -> Me
                 "edit needs at least one of content, summary, node_type, "
                 "category, tags, importance, severity, metadata"
             )
-        out.memory = engine.update(data.id, actor=actor, **changes)
+        out.memory = engine.update(data.id, **changes)
     elif data.action == "delete":
-        engine.delete(data.id, actor=actor)
+        engine.delete(data.id)
         out.deleted = True
     else:  # purge
-        engine.purge(data.id, actor=actor)
+        engine.purge(data.id)
         out.deleted = True
     return out
 
@@ -260,15 +244,13 @@ class FeedbackInput(Strict):
 @operation("promote", title="Promote a memory", input=FeedbackInput, output=Memory, scope="write")
 def promote(engine: Engine, data: FeedbackInput, caller: Caller) -> Memory:
     """The memory was right or helpful: strengthen it."""
-    get_visible(engine, data.id, caller)
-    return engine.promote(data.id, reason=data.reason, actor=caller.actor())
+    return engine.promote(data.id, reason=data.reason)
 
 
 @operation("demote", title="Demote a memory", input=FeedbackInput, output=Memory, scope="write")
 def demote(engine: Engine, data: FeedbackInput, caller: Caller) -> Memory:
     """The memory was wrong or stale: weaken it (it is kept, and can be promoted again)."""
-    get_visible(engine, data.id, caller)
-    return engine.demote(data.id, reason=data.reason, actor=caller.actor())
+    return engine.demote(data.id, reason=data.reason)
 
 
 # --- AgentOS names: memory_store / memory_recall ------------------------------------
@@ -311,7 +293,8 @@ def memory_store(engine: Engine, data: MemoryStoreInput, caller: Caller) -> Inge
         "tags": data.tags,
         "importance": data.importance,
     }
-    return IngestOutput.of(ingest_items(engine, [item], caller))
+    item = {k: v for k, v in item.items() if v is not None}
+    return IngestOutput.of(engine.ingest_many([item]))
 
 
 # --- resources (REST /api/v1) --------------------------------------------------------
@@ -340,8 +323,8 @@ class MemoryCreateInput(Strict):
 )
 def memory_create(engine: Engine, data: MemoryCreateInput, caller: Caller) -> Memory:
     """Store one memory exactly as given (use smart_ingest to deduplicate)."""
-    fields = caller.write_fields(data.model_dump(exclude_none=True))
-    return engine.add(fields.pop("content"), actor=caller.actor(), **fields)
+    fields = data.model_dump(exclude_none=True)
+    return engine.add(fields.pop("content"), **fields)
 
 
 class MemoryIdInput(Strict):
@@ -359,7 +342,7 @@ class MemoryIdInput(Strict):
 )
 def memory_get(engine: Engine, data: MemoryIdInput, caller: Caller) -> Memory:
     """One memory by id."""
-    return get_visible(engine, data.id, caller)
+    return engine.get(data.id)
 
 
 class MemoryUpdateInput(Strict):
@@ -383,9 +366,8 @@ class MemoryUpdateInput(Strict):
 )
 def memory_update(engine: Engine, data: MemoryUpdateInput, caller: Caller) -> Memory:
     """Change fields of a memory (new content is re-embedded); returns the new version."""
-    get_visible(engine, data.id, caller)
     changes = data.model_dump(exclude={"id"}, exclude_unset=True)
-    return engine.update(data.id, actor=caller.actor(), **changes)
+    return engine.update(data.id, **changes)
 
 
 class MemoryDeleteInput(Strict):
@@ -410,11 +392,10 @@ class DeleteOutput(BaseModel):
 )
 def memory_delete(engine: Engine, data: MemoryDeleteInput, caller: Caller) -> DeleteOutput:
     """Delete a memory with its vector and edges; history keeps a tombstone unless purged."""
-    get_visible(engine, data.id, caller)
     if data.purge:
-        engine.purge(data.id, actor=caller.actor())
+        engine.purge(data.id)
     else:
-        engine.delete(data.id, actor=caller.actor())
+        engine.delete(data.id)
     return DeleteOutput(id=data.id, deleted=True, purged=data.purge)
 
 
@@ -443,9 +424,9 @@ class MemoryPage(BaseModel):
 )
 def memory_list(engine: Engine, data: MemoryListInput, caller: Caller) -> MemoryPage:
     """Memories matching the filters, newest first, paged by limit and offset."""
-    filters = caller.read_filters(data.filters())
+    filters = data.filters()
     items = engine.list(filters, limit=data.limit, offset=data.offset, order=data.order)
-    total = engine.store.count(SearchFilters.model_validate(filters), now=engine.clock())
+    total = engine.count(filters)
     more = data.offset + len(items) < total
     return MemoryPage(
         items=items,
@@ -472,9 +453,4 @@ class HistoryOutput(BaseModel):
 )
 def history(engine: Engine, data: MemoryIdInput, caller: Caller) -> HistoryOutput:
     """Every recorded change of a memory, oldest first (deleted memories keep theirs)."""
-    entries = engine.history(data.id)
-    if caller.bound:
-        memory = engine.store.get(data.id)
-        if memory is None or not caller.can_see(memory):
-            raise MemoryNotFound(data.id)
-    return HistoryOutput(id=data.id, entries=entries)
+    return HistoryOutput(id=data.id, entries=engine.history(data.id))

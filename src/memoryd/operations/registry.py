@@ -7,8 +7,9 @@ operations with ``tools`` into MCP tools; the REST app (``memoryd.api``) binds t
 routes. Neither face holds logic: they parse, call :func:`invoke`, and format.
 
 Who calls is a :class:`Caller`: its scopes, and optionally a memory scope
-(``project:x``) and/or agent it is bound to. A bound caller sees and writes only its
-own memories; that rule is applied here, once, for every face.
+(``project:x``) and/or agent it is bound to. :meth:`Operation.run` checks the scopes and
+hands the handler an engine acting for the caller (``engine.acting_as``), so a bound caller
+sees and writes only its own memories on every path, for every face.
 """
 
 from __future__ import annotations
@@ -19,22 +20,18 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, get_args, get
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memoryd.errors import InvalidInput, MemorydError, MemoryNotFound
+from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.keys import KeyScope, grants
-from memoryd.models import ApiKey, Memory
+from memoryd.models import ApiKey
 
 if TYPE_CHECKING:  # the engine (and numpy) load on first use: `memoryd mcp` starts faster
-    from memoryd.engine import Engine
+    from memoryd.engine import Access, Engine
     from memoryd.store.base import Actor
 
 Timeframe = Literal["1h", "24h", "7d", "30d", "90d", "all"]
 ALL_SCOPES: frozenset[str] = frozenset({"read", "write", "admin"})
 # Where HTTP auth leaves the verified Caller in the ASGI scope (read by routes and MCP tools).
 CALLER_SCOPE_KEY = "memoryd.caller"
-
-
-class Forbidden(MemorydError, PermissionError):
-    """The caller's key does not allow this operation (or this scope/agent)."""
 
 
 # --- who calls ----------------------------------------------------------------------
@@ -100,40 +97,11 @@ class Caller:
             have = ", ".join(sorted(self.scopes)) or "none"
             raise Forbidden(f"this operation needs the {needed!r} scope; the key has {have}")
 
-    # The three rules for bound callers, used by every handler below.
-    def read_filters(self, filters: dict[str, Any]) -> dict[str, Any]:
-        """Filters narrowed to the caller's scope/agent (asking for another is Forbidden)."""
-        out = dict(filters)
-        for name, bound in (("scope", self.memory_scope), ("agent_id", self.bound_agent)):
-            if bound is None:
-                continue
-            if out.get(name) not in (None, bound):
-                raise Forbidden(f"this key is limited to {name} {bound!r}")
-            out[name] = bound
-        return out
+    def access(self) -> Access:
+        """What the caller may see and change: its key's bindings."""
+        from memoryd.engine import Access
 
-    def write_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """Fields of a new memory with the caller's scope and agent stamped on."""
-        out = dict(fields)
-        if self.memory_scope is not None:
-            if out.get("scope") not in (None, self.memory_scope):
-                raise Forbidden(f"this key may only write to scope {self.memory_scope!r}")
-            out["scope"] = self.memory_scope
-        if self.agent_id is not None:
-            out["agent_id"] = self.agent_id
-        return {k: v for k, v in out.items() if v is not None}
-
-    def can_see(self, memory: Memory) -> bool:
-        """Whether the caller may see the memory."""
-        return (self.memory_scope is None or memory.scope == self.memory_scope) and (
-            self.bound_agent is None or memory.agent_id == self.bound_agent
-        )
-
-    def visible(self, memory: Memory) -> Memory:
-        """The memory, if the caller may see it; otherwise MemoryNotFound (nothing leaks)."""
-        if not self.can_see(memory):
-            raise MemoryNotFound(memory.id)
-        return memory
+        return Access(scope=self.memory_scope, agent_id=self.bound_agent)
 
 
 # --- the registry -------------------------------------------------------------------
@@ -169,17 +137,15 @@ class Operation:
         try:
             return self.input.model_validate(_decode_json_strings(self.input, data))
         except ValidationError as exc:
-            from memoryd.engine import validation_message
-
             raise InvalidInput(validation_message(exc)) from exc
 
     def run(self, engine: Engine, arguments: Any, caller: Caller) -> BaseModel:
-        """Parse, authorise and call the engine."""
+        """Parse, authorise and call the handler with the engine acting for the caller."""
         data = self.parse(arguments)
         caller.require(self.needed_scope(data))
         if caller.bound and not self.bound_ok:
             raise Forbidden(f"{self.name} is not available to a key bound to a scope or agent")
-        return self.handler(engine, data, caller)
+        return self.handler(engine.acting_as(caller.actor(), caller.access()), data, caller)
 
 
 REGISTRY: dict[str, Operation] = {}
@@ -298,8 +264,3 @@ class NoInput(Strict):
 
 
 MemoryId = Field(min_length=1, max_length=256, description="The memory's id.")
-
-
-def get_visible(engine: Engine, memory_id: str, caller: Caller) -> Memory:
-    """A memory by id, if the caller may see it (MemoryNotFound otherwise)."""
-    return caller.visible(engine.get(memory_id))

@@ -114,14 +114,6 @@ class SearchOutput(BaseModel):
         return "\n".join(lines)
 
 
-def search_hits(
-    engine: Engine, query: str, limit: int, filters: dict[str, Any], caller: Caller, **options: Any
-) -> list[SearchHit]:
-    """Search with the caller's scope/agent applied (and re-checked on every hit)."""
-    hits = engine.search(query, limit, filters=caller.read_filters(filters), **options)
-    return [h for h in hits if caller.can_see(h.memory)] if caller.bound else hits
-
-
 # --- search -------------------------------------------------------------------------
 class SearchInput(FilterFields):
     """Arguments of search."""
@@ -158,12 +150,10 @@ def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
     ranked by relevance, retention and recency). Use before answering anything that past
     sessions may have covered: user preferences, project decisions, earlier errors and fixes.
     Filters: timeframe (1h..all), node_types, tags, categories, scope, agent_id."""
-    hits = search_hits(
-        engine,
+    hits = engine.search(
         data.query,
         data.limit,
-        data.filters(),
-        caller,
+        filters=data.filters(),
         mode=data.mode,
         min_score=data.min_score,
         mmr=data.mmr,
@@ -199,7 +189,7 @@ def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> Se
     within a timeframe (1h..90d, all) and a category (e.g. error, diagnosis, system.*)."""
     filters = {} if data.timeframe == "all" else {"timeframe": data.timeframe}
     fetch = data.limit if data.category is None else min(100, data.limit * 5)
-    hits = search_hits(engine, data.query, fetch, filters, caller)
+    hits = engine.search(data.query, fetch, filters=filters)
     if data.category is not None:
         pattern = data.category.lower()
         hits = [

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from memoryd.cognition import scheduling
+from memoryd.engine.context import EngineContext
 from memoryd.models import Memory, MemoryStateReport, SearchHit
-from memoryd.store.base import Actor
-
-if TYPE_CHECKING:
-    from memoryd.engine import Engine
 
 
-def record_retrieval(engine: Engine, hits: list[SearchHit], session_key: str | None) -> None:
+def record_retrieval(ctx: EngineContext, hits: list[SearchHit], session_key: str | None) -> None:
     """Strengthen retrieved memories a little: at most once per memory per session.
 
     Without a session key, :func:`scheduling.on_retrieved` treats retrievals close in
@@ -21,42 +16,42 @@ def record_retrieval(engine: Engine, hits: list[SearchHit], session_key: str | N
     """
     if not hits:
         return
-    now = engine.clock()
+    now = ctx.clock()
     ids = [h.memory.id for h in hits]
-    fresh = engine.store.mark_accessed(session_key, ids, now) if session_key else set(ids)
+    fresh = ctx.store.mark_accessed(session_key, ids, now) if session_key else set(ids)
     states = {
         h.memory.id: scheduling.on_retrieved(
             h.memory.state, now, session_key, h.memory.id not in fresh
         )
         for h in hits
     }
-    engine.store.update_states(states)
+    ctx.store.update_states(states)
 
 
-def promote(engine: Engine, memory_id: str, reason: str | None, actor: Actor) -> Memory:
+def promote(ctx: EngineContext, memory_id: str, reason: str | None) -> Memory:
     """"This helped / is correct": an FSRS Good review plus storage strength."""
-    memory = engine.get(memory_id)
-    state = scheduling.promote(memory.state, engine.clock())
-    engine.store.update_states(
-        {memory_id: state}, record="promote", actor=actor, details={"reason": reason}
+    memory = ctx.get(memory_id)
+    state = scheduling.promote(memory.state, ctx.clock())
+    ctx.store.update_states(
+        {memory_id: state}, record="promote", actor=ctx.actor, details={"reason": reason}
     )
-    return engine.get(memory_id)
+    return ctx.get(memory_id)
 
 
-def demote(engine: Engine, memory_id: str, reason: str | None, actor: Actor) -> Memory:
+def demote(ctx: EngineContext, memory_id: str, reason: str | None) -> Memory:
     """"Wrong / stale": a lapse that cuts stability and strength (the memory stays)."""
-    memory = engine.get(memory_id)
-    state = scheduling.demote(memory.state, engine.clock())
-    engine.store.update_states(
-        {memory_id: state}, record="demote", actor=actor, details={"reason": reason}
+    memory = ctx.get(memory_id)
+    state = scheduling.demote(memory.state, ctx.clock())
+    ctx.store.update_states(
+        {memory_id: state}, record="demote", actor=ctx.actor, details={"reason": reason}
     )
-    return engine.get(memory_id)
+    return ctx.get(memory_id)
 
 
-def state_report(engine: Engine, memory_id: str) -> MemoryStateReport:
+def state_report(ctx: EngineContext, memory_id: str) -> MemoryStateReport:
     """The memory's strengths, state and tier at the engine's current time."""
-    memory = engine.get(memory_id)
-    now, s = engine.clock(), memory.state
+    memory = ctx.get(memory_id)
+    now, s = ctx.clock(), memory.state
     return MemoryStateReport(
         id=memory.id,
         state=scheduling.memory_state(s, now),

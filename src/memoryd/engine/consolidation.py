@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import threading
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from memoryd.cognition import scheduling
-from memoryd.cognition.graph import similar_edges
+from memoryd.engine.context import EngineContext
+from memoryd.engine.graph import similar_edges
 from memoryd.errors import InvalidInput, MaintenanceBusy
-from memoryd.models import ConsolidationReport, Edge, GcReport, Memory, SearchFilters
+from memoryd.models import ConsolidationReport, Edge, GcReport, Memory
 from memoryd.store.base import Actor
-
-if TYPE_CHECKING:
-    from memoryd.engine import Engine
 
 RECENT_DAYS = 7
 RECENT_MAX = 2000
@@ -30,26 +28,28 @@ DUPLICATE_SIMILARITY = 0.95
 _ACTOR = Actor("consolidation")
 
 
-def consolidate(engine: Engine, *, dry_run: bool = False) -> ConsolidationReport:
+def consolidate(ctx: EngineContext, *, dry_run: bool = False) -> ConsolidationReport:
     """Run one consolidation pass (see the module docstring).
 
     Takes the store's ``consolidate`` maintenance lock (a dry run does not need it);
     raises MaintenanceBusy when another process is consolidating the same store.
     """
+    ctx.access.require_unrestricted("consolidation")
+    ctx = ctx.acting(_ACTOR)
     if dry_run:
-        return _consolidate(engine, dry_run=True)
-    with engine.store.maintenance_lock("consolidate") as mine:
+        return _consolidate(ctx, dry_run=True)
+    with ctx.store.maintenance_lock("consolidate") as mine:
         if not mine:
             raise MaintenanceBusy("another process is consolidating this store; try again later")
-        return _consolidate(engine, dry_run=False)
+        return _consolidate(ctx, dry_run=False)
 
 
-def _consolidate(engine: Engine, *, dry_run: bool) -> ConsolidationReport:
-    started = engine.clock()
+def _consolidate(ctx: EngineContext, *, dry_run: bool) -> ConsolidationReport:
+    started = ctx.clock()
     report = ConsolidationReport(dry_run=dry_run, started_at=started, finished_at=started)
     recent: list[Memory] = []
     changes: dict[str, int] = {}
-    for memory in engine.store.iter_memories():
+    for memory in ctx.store.iter_memories():
         report.examined += 1
         if memory.superseded_by is None and memory.created_at >= started - timedelta(days=RECENT_DAYS):
             recent.append(memory)
@@ -61,111 +61,114 @@ def _consolidate(engine: Engine, *, dry_run: bool) -> ConsolidationReport:
         if tier == "cold":
             report.archived.append(memory.id)
         if not dry_run:
-            engine.store.update(memory.id, {"tier": tier}, _ACTOR,
-                                operation="archive" if tier == "cold" else "retier",
-                                details={"from": memory.tier, "to": tier})
+            ctx.store.update(memory.id, {"tier": tier}, _ACTOR,
+                             operation="archive" if tier == "cold" else "retier",
+                             details={"from": memory.tier, "to": tier})
     report.tier_changes = changes
     recent = recent[-RECENT_MAX:]
-    report.merged = _merge_duplicates(engine, recent, dry_run)
+    report.merged = _merge_duplicates(ctx, recent, dry_run)
     merged_away = {mid for group in report.merged for mid in group[1:]}
-    report.new_edges = _connect(engine, [m for m in recent if m.id not in merged_away], dry_run)
-    report.finished_at = engine.clock()
+    report.new_edges = _connect(ctx, [m for m in recent if m.id not in merged_away], dry_run)
+    report.finished_at = ctx.clock()
     if not dry_run:
-        report.report_id = engine.store.save_report(
+        report.report_id = ctx.store.save_report(
             "consolidation", report.model_dump(mode="json"), report.finished_at
         )
     return report
 
 
-def _merge_duplicates(engine: Engine, recent: list[Memory], dry_run: bool) -> list[list[str]]:
-    vectors = engine.store.vectors([m.id for m in recent])
-    now = engine.clock()
+def _merge_duplicates(ctx: EngineContext, recent: list[Memory], dry_run: bool) -> list[list[str]]:
+    """Fold near-identical recent memories of the same scope and agent into the oldest."""
+    vectors = ctx.store.vectors([m.id for m in recent])
+    now = ctx.clock()
     gone: set[str] = set()
     groups: list[list[str]] = []
     for memory in recent:
         if memory.id in gone or memory.id not in vectors:
             continue
-        hits = engine.store.vector_search(
-            vectors[memory.id], SearchFilters(scope=memory.scope), now=now, limit=5
+        hits = ctx.store.vector_search(
+            vectors[memory.id], ctx.filters(scope=memory.scope, agent_id=memory.agent_id),
+            now=now, limit=5,
         )
         dupes = [h.memory_id for h in hits if h.memory_id != memory.id
                  and h.memory_id not in gone and h.similarity >= DUPLICATE_SIMILARITY]
         if not dupes:
             continue
-        members = engine.store.get_many([memory.id, *dupes])
+        members = ctx.store.get_many([memory.id, *dupes])
         ordered = sorted(members.values(), key=lambda m: (m.created_at, m.seq))
         keeper, rest = ordered[0], ordered[1:]
         groups.append([keeper.id, *[m.id for m in rest]])
         gone.update(m.id for m in rest)
         if dry_run:
             continue
-        with engine.store.transaction():
+        with ctx.store.transaction():
             for copy in rest:
-                engine.store.update(copy.id, {"superseded_by": keeper.id, "valid_until": now},
-                                    _ACTOR, operation="merge", details={"into": keeper.id})
-            engine.store.upsert_edges([
+                ctx.store.update(copy.id, {"superseded_by": keeper.id, "valid_until": now},
+                                 _ACTOR, operation="merge", details={"into": keeper.id})
+            ctx.store.upsert_edges([
                 Edge(source_id=copy.id, target_id=keeper.id, edge_type="merged_into", weight=1.0,
                      created_at=now) for copy in rest
             ])
             state = scheduling.promote(keeper.state, now)
-            engine.store.update_states({keeper.id: state}, record="reinforce", actor=_ACTOR,
-                                       details={"merged": [m.id for m in rest]})
+            ctx.store.update_states({keeper.id: state}, record="reinforce", actor=_ACTOR,
+                                    details={"merged": [m.id for m in rest]})
     return groups
 
 
-def _connect(engine: Engine, recent: list[Memory], dry_run: bool) -> int:
+def _connect(ctx: EngineContext, recent: list[Memory], dry_run: bool) -> int:
     if not recent:
         return 0
-    vectors = engine.store.vectors([m.id for m in recent])
-    existing = engine.store.edges_of([m.id for m in recent])
+    vectors = ctx.store.vectors([m.id for m in recent])
+    existing = ctx.store.edges_of([m.id for m in recent])
     linked = {(e.source_id, e.target_id) for e in existing} | {
         (e.target_id, e.source_id) for e in existing}
     new: list[Edge] = []
     for memory in recent:
         if memory.id not in vectors:
             continue
-        for edge in similar_edges(engine, memory, vectors[memory.id], exclude=set()):
+        for edge in similar_edges(ctx, memory, vectors[memory.id], exclude=set()):
             if (edge.source_id, edge.target_id) not in linked:
                 linked.update({(edge.source_id, edge.target_id), (edge.target_id, edge.source_id)})
                 new.append(edge)
     if not dry_run:
-        engine.store.upsert_edges(new)
+        ctx.store.upsert_edges(new)
     return len(new)
 
 
-def gc(engine: Engine, *, min_retention: float = 0.1, max_age_days: float | None = None,
-       dry_run: bool = True, actor: Actor | None = None) -> GcReport:
+def gc(ctx: EngineContext, *, min_retention: float = 0.1, max_age_days: float | None = None,
+       dry_run: bool = True) -> GcReport:
     """Delete memories whose retention fell below ``min_retention`` (and, if given, older
     than ``max_age_days``). Dry run by default: it only lists them."""
     if not 0.0 <= min_retention <= 1.0:
         raise InvalidInput("min_retention must be between 0 and 1")
     if max_age_days is not None and max_age_days < 0:
         raise InvalidInput("max_age_days must not be negative")
-    now = engine.clock()
+    ctx.access.require_unrestricted("garbage collection")
+    now = ctx.clock()
     candidates = [
-        m.id for m in engine.store.iter_memories()
+        m.id for m in ctx.store.iter_memories()
         if scheduling.retention_score(m.state, now) < min_retention
         and (max_age_days is None or (now - m.created_at).total_seconds() > max_age_days * 86400)
     ]
     if not dry_run:
         for memory_id in candidates:
-            engine.store.delete(memory_id, actor or Actor("gc"))
+            ctx.store.delete(memory_id, ctx.actor if ctx.actor.name else Actor("gc"))
     return GcReport(dry_run=dry_run, min_retention=min_retention, max_age_days=max_age_days,
                     candidates=candidates, deleted=0 if dry_run else len(candidates))
 
 
-def purge(engine: Engine, memory_id: str, *, actor: Actor | None = None) -> None:
+def purge(ctx: EngineContext, memory_id: str) -> None:
     """Remove a memory for good: row, vector, keyword entry, edges and the content kept in
     its history (a tombstone with the content's hash stays)."""
-    engine.get(memory_id)
-    engine.store.delete(memory_id, actor or Actor(), purge=True)
+    ctx.get(memory_id)
+    ctx.store.delete(memory_id, ctx.actor, purge=True)
 
 
 class ConsolidationSchedule:
-    """Runs :func:`consolidate` every ``minutes`` on a daemon thread until stopped."""
+    """Runs a consolidation every ``minutes`` on a daemon thread until stopped."""
 
-    def __init__(self, engine: Engine, minutes: float) -> None:
-        self._engine = engine
+    def __init__(self, run: Callable[[], object], minutes: float) -> None:
+        self._consolidate = run
         self._interval = minutes * 60.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memoryd-consolidate", daemon=True)
@@ -182,7 +185,7 @@ class ConsolidationSchedule:
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
             try:
-                consolidate(self._engine)
+                self._consolidate()
             except MaintenanceBusy:
                 pass  # another server is doing it this time
             except Exception:  # keep the schedule alive; the next run retries

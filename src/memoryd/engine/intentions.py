@@ -1,20 +1,21 @@
-"""Prospective memory: intentions that fire at a time, in a context or on an event."""
+"""Prospective memory: intentions that fire at a time, in a context or on an event.
+
+An intention belongs to the scope and agent of whoever set it; a caller bound to a scope or
+agent sees and changes only its own."""
 
 from __future__ import annotations
 
 import re
 import uuid
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, Mapping
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memoryd.cognition.globs import glob_match
-from memoryd.errors import InvalidInput
+from memoryd.engine.context import EngineContext
+from memoryd.errors import InvalidInput, validation_message
 from memoryd.models import Intention, IntentionTrigger, Priority
-
-if TYPE_CHECKING:
-    from memoryd.engine import Engine
 
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
 _OPEN = ["active", "snoozed"]
@@ -33,14 +34,12 @@ class IntentionContext(BaseModel):
 
 
 def set_intention(
-    engine: Engine,
+    ctx: EngineContext,
     description: str,
     trigger: IntentionTrigger | Mapping[str, Any],
     *,
     priority: Priority = "normal",
     deadline: datetime | None = None,
-    agent_id: str | None = None,
-    scope: str = "user",
 ) -> Intention:
     """Record an intention; a time trigger with ``in_minutes`` becomes an absolute due time."""
     if not isinstance(description, str) or not description.strip():
@@ -52,10 +51,8 @@ def set_intention(
             dict(trigger)
         )
     except ValidationError as exc:
-        from memoryd.engine import validation_message
-
         raise InvalidInput(f"trigger: {validation_message(exc)}") from exc
-    now = engine.clock()
+    now = ctx.clock()
     due = None
     if parsed.type == "time":
         due = parsed.at or now + timedelta(minutes=parsed.in_minutes or 0)
@@ -68,25 +65,31 @@ def set_intention(
         due_at=due,
         created_at=now,
         updated_at=now,
-        agent_id=agent_id,
-        scope=scope,
+        agent_id=ctx.access.agent_id or ctx.actor.agent_id,
+        scope=ctx.access.scope or "user",
     )
-    engine.store.save_intention(intention)
+    ctx.store.save_intention(intention)
     return intention
 
 
-def check_intentions(engine: Engine, context: IntentionContext | Mapping[str, Any] | None = None) -> list[Intention]:
+def _mine(ctx: EngineContext, intentions: list[Intention]) -> list[Intention]:
+    access = ctx.access
+    return [i for i in intentions
+            if (access.scope is None or i.scope == access.scope)
+            and (access.agent_id is None or i.agent_id == access.agent_id)]
+
+
+def check_intentions(
+    ctx: EngineContext, context: IntentionContext | Mapping[str, Any] | None = None
+) -> list[Intention]:
     """Open intentions that are due now or whose context/event trigger matches, by priority."""
     try:
-        ctx = context if isinstance(context, IntentionContext) else IntentionContext.model_validate(
-            dict(context or {})
-        )
+        now_doing = context if isinstance(context, IntentionContext) else (
+            IntentionContext.model_validate(dict(context or {})))
     except ValidationError as exc:
-        from memoryd.engine import validation_message
-
         raise InvalidInput(f"context: {validation_message(exc)}") from exc
-    now = engine.clock()
-    out = [i for i in engine.store.list_intentions(_OPEN) if _fires(i, ctx, now)]
+    now = ctx.clock()
+    out = [i for i in _mine(ctx, ctx.store.list_intentions(_OPEN)) if _fires(i, now_doing, now)]
     return sorted(out, key=lambda i: (_PRIORITY_ORDER[i.priority], i.due_at or i.created_at))
 
 
@@ -117,17 +120,17 @@ def _topic_match(topic: str, text: str) -> bool:
 
 
 def update_intention(
-    engine: Engine,
+    ctx: EngineContext,
     intention_id: str,
     status: Literal["complete", "snooze", "cancel"],
     *,
     snooze_minutes: float | None = None,
 ) -> Intention:
     """Complete, snooze (default 60 minutes) or cancel an intention."""
-    intention = engine.store.get_intention(intention_id)
-    if intention is None:
+    intention = ctx.store.get_intention(intention_id)
+    if intention is None or not _mine(ctx, [intention]):
         raise InvalidInput(f"no intention with id {intention_id!r}")
-    now = engine.clock()
+    now = ctx.clock()
     if status == "complete":
         update: dict[str, Any] = {"status": "completed"}
     elif status == "cancel":
@@ -140,15 +143,14 @@ def update_intention(
     else:
         raise InvalidInput("status must be complete, snooze or cancel")
     updated = intention.model_copy(update={**update, "updated_at": now})
-    engine.store.save_intention(updated)
+    ctx.store.save_intention(updated)
     return updated
 
 
-def list_intentions(engine: Engine, status: str | None = None) -> list[Intention]:
+def list_intentions(ctx: EngineContext, status: str | None = None) -> list[Intention]:
     """Intentions with a status (default: the open ones, active or snoozed)."""
     valid = {"active", "snoozed", "completed", "cancelled", "fired", "all"}
     if status is not None and status not in valid:
         raise InvalidInput(f"status must be one of {', '.join(sorted(valid))}")
-    if status == "all":
-        return engine.store.list_intentions(None)
-    return engine.store.list_intentions([status] if status else _OPEN)
+    statuses = None if status == "all" else [status] if status else _OPEN
+    return _mine(ctx, ctx.store.list_intentions(statuses))

@@ -18,10 +18,11 @@ from typing import IO, Callable, Iterator
 
 from pydantic import ValidationError
 
-from memoryd.engine import Engine, validation_message
-from memoryd.errors import ImportFormatError, InvalidInput
+from memoryd.engine.checks import new_memory
+from memoryd.engine.context import EngineContext
+from memoryd.engine.writes import add_many
+from memoryd.errors import ImportFormatError, InvalidInput, validation_message
 from memoryd.models import Memory, RestoredMemory, SearchFilters
-from memoryd.store.base import Actor
 
 # Fields of an exported record that belong to the exporting store; import drops them
 # (vectors are re-made by this store's model, and seq is this store's own counter).
@@ -37,7 +38,7 @@ class ImportReport:
     errors: list[str] = field(default_factory=list)
 
 
-def parse_line(raw: bytes, line_number: int, engine: Engine) -> RestoredMemory | None:
+def parse_line(raw: bytes, line_number: int, ctx: EngineContext) -> RestoredMemory | None:
     """One JSONL line to a memory to import (None for a blank line).
 
     Validates the fields, the content limits and secret scanning; raises
@@ -59,7 +60,7 @@ def parse_line(raw: bytes, line_number: int, engine: Engine) -> RestoredMemory |
         data.pop(name, None)
     try:
         new = RestoredMemory.model_validate(data)
-        checked = engine._new_memory(new)
+        checked = new_memory(ctx, new)
     except ValidationError as exc:
         raise ImportFormatError(validation_message(exc), line_number) from exc
     except InvalidInput as exc:
@@ -68,21 +69,20 @@ def parse_line(raw: bytes, line_number: int, engine: Engine) -> RestoredMemory |
 
 
 def import_jsonl(
-    engine: Engine,
+    ctx: EngineContext,
     path: Path,
     *,
     skip_errors: bool = False,
     batch_size: int = 256,
-    actor: Actor | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
-    """Import a JSONL file into ``engine``'s store (see the module docstring)."""
+    """Import a JSONL file into the store (see the module docstring)."""
     report = ImportReport()
     items: list[RestoredMemory] = []
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                item = parse_line(raw, number, engine)
+                item = parse_line(raw, number, ctx)
             except ImportFormatError as exc:
                 if not skip_errors:
                     raise
@@ -90,7 +90,7 @@ def import_jsonl(
                 continue
             if item is not None:
                 items.append(item)
-    known = engine.store.get_many([i.id for i in items if i.id])
+    known = ctx.store.get_many([i.id for i in items if i.id])
     fresh = []
     for item in items:
         if item.id and item.id in known:
@@ -100,32 +100,33 @@ def import_jsonl(
     ids = [i.id for i in fresh if i.id]
     if len(ids) != len(set(ids)):
         raise InvalidInput("the import file repeats a memory id")
-    actor = actor or Actor("import")
     for start in range(0, len(fresh), batch_size):
         chunk = fresh[start : start + batch_size]
-        engine.add_many(chunk, actor=actor, batch_size=batch_size)
+        add_many(ctx, chunk, batch_size=batch_size)
         report.imported += len(chunk)
         if progress:
             progress(len(chunk))
     return report
 
 
-def export_jsonl(engine: Engine, out: IO[str], *, filters: SearchFilters | None = None) -> int:
-    """Write every memory (or those matching ``filters``), oldest first, as JSONL."""
+def export_jsonl(ctx: EngineContext, out: IO[str], *, filters: SearchFilters | None = None) -> int:
+    """Write every memory the caller may see (or those matching ``filters``), oldest first,
+    as JSONL."""
     count = 0
-    for memory in _memories(engine, filters):
+    for memory in _memories(ctx, filters):
         out.write(json.dumps(memory.model_dump(mode="json"), ensure_ascii=False) + "\n")
         count += 1
     return count
 
 
-def _memories(engine: Engine, filters: SearchFilters | None) -> Iterator[Memory]:
-    if filters is None:
-        yield from engine.store.iter_memories()
+def _memories(ctx: EngineContext, filters: SearchFilters | None) -> Iterator[Memory]:
+    if filters is None and not ctx.access.restricted:
+        yield from ctx.store.iter_memories()
         return
-    now, offset, page = engine.clock(), 0, 1000
+    filters = ctx.filters(filters or SearchFilters(include_superseded=True))
+    now, offset, page = ctx.clock(), 0, 1000
     while True:
-        batch = engine.store.list(filters, now=now, limit=page, offset=offset, order="created_asc")
+        batch = ctx.store.list(filters, now=now, limit=page, offset=offset, order="created_asc")
         yield from batch
         if len(batch) < page:
             return

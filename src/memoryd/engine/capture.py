@@ -1,0 +1,133 @@
+"""Capture: what a conversation taught, stored once per session.
+
+A gateway may send the whole transcript after every turn. A watermark per session (how many
+messages were captured, and a fingerprint of the last one) means only new messages are read;
+statements already stored for the session are skipped; statements that look like secrets are
+screened by the store's secret policy (refused ones are reported without their text). The
+watermark is read again and advanced inside the write transaction, so two processes capturing
+the same session at once store its new messages once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memoryd.cognition import extraction, secrets
+from memoryd.cognition.extraction import Candidate, Message
+from memoryd.engine.context import EngineContext
+from memoryd.engine.ingest import ingest_many
+from memoryd.errors import ChatError
+from memoryd.llm import ChatClient
+from memoryd.models import IngestResult
+
+
+@dataclass
+class Skipped:
+    """A candidate that was not stored, and why (never the text of a refused secret)."""
+
+    content: str
+    reason: str
+
+
+@dataclass
+class CaptureResult:
+    """What one capture or flush read, extracted and stored."""
+
+    received: int
+    new_messages: int
+    extractor: str = "heuristic"
+    warning: str | None = None
+    stored: list[IngestResult] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    watermark: int | None = None
+
+
+def extract(ctx: EngineContext, messages: list[Message],
+            client: ChatClient | None) -> tuple[list[Candidate], str, str | None]:
+    """Candidates from the messages: the chat model's if one is configured and answers,
+    else the heuristics'. Returns (candidates, extractor, warning)."""
+    if client is not None:
+        try:
+            return extraction.extract_llm(client, messages), "llm", None
+        except ChatError as exc:
+            return (extraction.extract_heuristic(messages), "heuristic",
+                    f"LLM extraction failed ({exc})")
+    return extraction.extract_heuristic(messages), "heuristic", None
+
+
+def capture(ctx: EngineContext, messages: list[Message], session_key: str,
+            scope: str | None, client: ChatClient | None) -> CaptureResult:
+    """Store what the messages after the session's watermark taught (see the module)."""
+    key = _watermark_key(ctx, session_key)
+    start = _start(ctx, key, messages)
+    new = messages[start:]
+    result = CaptureResult(received=len(messages), new_messages=len(new),
+                           watermark=len(messages))
+    if not new:
+        return result
+    candidates, result.extractor, result.warning = extract(ctx, new, client)
+    with ctx.store.transaction():
+        if _start(ctx, key, messages) != start:  # another process captured these meanwhile
+            result.new_messages = 0
+            return result
+        result.stored, result.skipped = store_candidates(ctx, candidates, session_key, scope,
+                                                         "capture")
+        ctx.store.set_watermark(key, len(messages))
+        ctx.store.set_watermark(key + ":last", extraction.fingerprint(messages[-1]))
+    return result
+
+
+def flush(ctx: EngineContext, messages: list[Message], session_key: str | None,
+          scope: str | None, client: ChatClient | None) -> CaptureResult:
+    """Store what messages about to be compacted taught (no watermark: it is a window)."""
+    result = CaptureResult(received=len(messages), new_messages=len(messages))
+    candidates, result.extractor, result.warning = extract(ctx, messages, client)
+    with ctx.store.transaction():
+        result.stored, result.skipped = store_candidates(ctx, candidates, session_key, scope,
+                                                         "flush")
+    return result
+
+
+def store_candidates(ctx: EngineContext, candidates: list[Candidate], session_key: str | None,
+                     scope: str | None, source: str) -> tuple[list[IngestResult], list[Skipped]]:
+    """Smart-ingest the candidates not yet stored for the session and not refused as secrets."""
+    known = _known(ctx, session_key)
+    refuse = ctx.settings.secrets_mode == "refuse"
+    skipped: list[Skipped] = []
+    items = []
+    for c in candidates:
+        norm = extraction.normalise(c.content)
+        if norm in known:
+            skipped.append(Skipped(c.content, "already stored for this session"))
+            continue
+        kinds = sorted({f.kind for f in secrets.scan(c.content)}) if refuse else []
+        if kinds:
+            skipped.append(Skipped(f"[withheld: looks like {', '.join(kinds)}]",
+                                   "looks like it contains a secret"))
+            continue
+        known.add(norm)
+        items.append({"content": c.content, "node_type": c.node_type, "importance": c.importance,
+                      "category": c.category, "session_id": session_key, "scope": scope,
+                      "source": source, "tags": ["captured"], "metadata": {"rule": c.rule}})
+    items = [{k: v for k, v in item.items() if v is not None} for item in items]
+    return (ingest_many(ctx, items) if items else []), skipped
+
+
+def _known(ctx: EngineContext, session_key: str | None) -> set[str]:
+    if not session_key:
+        return set()
+    existing = ctx.store.list(ctx.filters(session_id=session_key, include_superseded=True),
+                              now=ctx.clock(), limit=1000)
+    return {extraction.normalise(m.content) for m in existing}
+
+
+def _watermark_key(ctx: EngineContext, session_key: str) -> str:
+    # Per binding: a session key chosen by a bound agent cannot move anyone else's mark.
+    access = ctx.access
+    return f"capture:{access.scope or '*'}:{access.agent_id or '*'}:{session_key}"
+
+
+def _start(ctx: EngineContext, key: str, messages: list[Message]) -> int:
+    count = ctx.store.get_watermark(key)
+    last = ctx.store.get_watermark(key + ":last")
+    return extraction.unseen_start(messages, count, last)

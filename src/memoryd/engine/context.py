@@ -1,0 +1,122 @@
+"""What every engine procedure works with: the store, the embedder, the settings, the clock,
+and who is acting with which view of the memories.
+
+:class:`EngineContext` is small and frozen; procedures in this package take it instead of
+the whole :class:`~memoryd.engine.Engine`, so they never call back into the facade.
+
+:class:`Access` is the one place where a caller bound to a memory scope or an agent is kept
+inside its own memories: every read narrows its filters with :meth:`Access.narrow`, every
+lookup by id passes :meth:`Access.allows`, every new memory is stamped by :meth:`Access.stamp`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable
+
+from memoryd.errors import Forbidden, MemoryNotFound
+from memoryd.models import Memory, NewMemory, SearchFilters
+from memoryd.store.base import Actor
+
+if TYPE_CHECKING:
+    from memoryd.cognition.gating import GatingParams
+    from memoryd.config import Settings
+    from memoryd.embed import Embedder
+    from memoryd.store.base import Store
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class Access:
+    """Which memories the acting caller may see and change.
+
+    ``scope`` and ``agent_id`` are bindings (of an API key): when set, the caller sees and
+    writes only memories with that scope / agent. ``Access()`` sees everything.
+    """
+
+    scope: str | None = None
+    agent_id: str | None = None
+
+    @property
+    def restricted(self) -> bool:
+        """Whether the caller is limited to one memory scope or agent."""
+        return self.scope is not None or self.agent_id is not None
+
+    def allows(self, memory: Memory) -> bool:
+        """Whether the caller may see (and, with write rights, change) ``memory``."""
+        return (self.scope is None or memory.scope == self.scope) and (
+            self.agent_id is None or memory.agent_id == self.agent_id
+        )
+
+    def narrow(self, filters: SearchFilters) -> SearchFilters:
+        """``filters`` limited to the caller's bindings; asking for another scope/agent is
+        Forbidden."""
+        update: dict[str, str] = {}
+        for name, bound in (("scope", self.scope), ("agent_id", self.agent_id)):
+            if bound is None:
+                continue
+            asked = getattr(filters, name)
+            if asked not in (None, bound):
+                raise Forbidden(f"this key is limited to {name} {bound!r}")
+            update[name] = bound
+        return filters.model_copy(update=update) if update else filters
+
+    def stamp(self, new: NewMemory, actor: Actor) -> NewMemory:
+        """A new memory with the caller's bound scope and agent (or the acting agent) on it."""
+        update: dict[str, str] = {}
+        if self.scope is not None:
+            if "scope" in new.model_fields_set and new.scope != self.scope:
+                raise Forbidden(f"this key may only write to scope {self.scope!r}")
+            update["scope"] = self.scope
+        if self.agent_id is not None:
+            if new.agent_id not in (None, self.agent_id):
+                raise Forbidden(f"this key may only write as agent {self.agent_id!r}")
+            update["agent_id"] = self.agent_id
+        elif actor.agent_id is not None and new.agent_id is None:
+            update["agent_id"] = actor.agent_id
+        return new.model_copy(update=update) if update else new
+
+    def require_unrestricted(self, what: str) -> None:
+        """Forbidden for a bound caller: ``what`` spans every scope and agent."""
+        if self.restricted:
+            raise Forbidden(f"{what} covers every scope and agent; a bound key cannot use it")
+
+
+@dataclass(frozen=True)
+class EngineContext:
+    """The parts an engine procedure needs, and on whose behalf it acts."""
+
+    store: Store
+    embedder: Embedder
+    settings: Settings
+    clock: Clock
+    gating: GatingParams
+    access: Access = Access()
+    actor: Actor = Actor()
+
+    def acting(self, actor: Actor | None = None, access: Access | None = None) -> EngineContext:
+        """The same context for another actor and/or view."""
+        return replace(self, actor=actor or self.actor, access=access or self.access)
+
+    def filters(self, filters: SearchFilters | None = None, **fields: object) -> SearchFilters:
+        """Filters (plus ``fields``) narrowed to what the caller may see."""
+        base = filters or SearchFilters()
+        if fields:
+            base = base.model_copy(update=fields)
+        return self.access.narrow(base)
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory the caller may see; MemoryNotFound otherwise (nothing leaks)."""
+        memory = self.store.get(memory_id)
+        if memory is None or not self.access.allows(memory):
+            raise MemoryNotFound(memory_id)
+        return memory
+
+    def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
+        """The memories among ``memory_ids`` that exist and the caller may see."""
+        found = self.store.get_many(memory_ids)
+        if not self.access.restricted:
+            return found
+        return {i: m for i, m in found.items() if self.access.allows(m)}

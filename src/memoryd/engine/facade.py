@@ -1,0 +1,515 @@
+"""The Engine: every memoryd operation, written once.
+
+The CLI, the REST API and the MCP server are thin faces over these methods. Each method
+validates its arguments and hands an :class:`EngineContext` to the procedure that does the
+work (``memoryd.engine.<module>``). ``engine.acting_as(actor, access)`` returns the same
+engine acting for someone: their name in history, and only the memories they may see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date, tzinfo
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from memoryd import keys as key_format
+from memoryd.cognition import gating
+from memoryd.cognition.extraction import Message
+from memoryd.cognition.importance import ImportanceScore, importance_score
+from memoryd.config import Settings
+from memoryd.embed import Embedder
+from memoryd.engine import (
+    capture,
+    consolidation,
+    feedback,
+    graph,
+    ingest,
+    intentions,
+    keys,
+    maintenance,
+    recall,
+    transfer,
+    writes,
+)
+from memoryd.engine import codebase as codebase_memory
+from memoryd.engine.checks import check_content, utf8
+from memoryd.engine.context import Access, Clock, EngineContext
+from memoryd.engine.journal import journal_markdown
+from memoryd.engine.search import SearchMode, SearchOptions, run_search
+from memoryd.errors import (
+    Forbidden,
+    InvalidFilter,
+    InvalidInput,
+    MemoryNotFound,
+    validation_message,
+)
+from memoryd.ledger import LedgerEntry, LedgerReport
+from memoryd.llm import ChatClient, client_from_settings
+from memoryd.models import (
+    ApiKey,
+    CodebaseContext,
+    ConsolidationReport,
+    Edge,
+    GcReport,
+    HistoryEntry,
+    IngestResult,
+    Intention,
+    IntentionTrigger,
+    Memory,
+    MemoryStateReport,
+    Neighbourhood,
+    NewMemory,
+    SearchFilters,
+    SearchHit,
+    utcnow,
+)
+from memoryd.store.base import Actor, ListOrder, Store
+
+_FILTER_NAMES = set(SearchFilters.model_fields)
+
+
+class Engine:
+    """A memory: a store plus an embedder plus the settings that tune them.
+
+    Use :func:`memoryd.open` to make one. Usable as a context manager.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        clock: Clock = utcnow,
+        allow_model_mismatch: bool = False,
+    ) -> None:
+        overrides = {
+            name: value
+            for name in ("reinforce", "update", "supersede", "merge")
+            if (value := getattr(settings, f"gate_{name}")) is not None
+        }
+        self._ctx = EngineContext(store, embedder, settings, clock,
+                                  gating.GatingParams(**overrides))
+        self._chat: ChatClient | None = client_from_settings(settings)
+        maintenance.check_model(self._ctx, allow_model_mismatch)
+
+    @classmethod
+    def _bound(cls, ctx: EngineContext, chat: ChatClient | None) -> Engine:
+        engine = cls.__new__(cls)
+        engine._ctx, engine._chat = ctx, chat
+        return engine
+
+    def acting_as(self, actor: Actor | None = None, access: Access | None = None) -> Engine:
+        """This engine acting for ``actor`` (recorded in history) with ``access`` (what it may
+        see and change). The store, model and settings are shared.
+
+        >>> bot = mem.acting_as(Actor("key:bot", agent_id="bot-1"), Access(agent_id="bot-1"))
+        """
+        return Engine._bound(self._ctx.acting(actor, access), self._chat)
+
+    def labelled(self, agent_id: str | None) -> Engine:
+        """This engine writing new memories as ``agent_id`` (a label; it widens no reads).
+
+        A caller bound to an agent cannot write as another, and nobody but that agent's own
+        key may write as an agent that an active key is bound to.
+        """
+        actor = self._ctx.actor
+        if agent_id is None or agent_id == actor.agent_id:
+            return self
+        bound = self._ctx.access.agent_id
+        if bound is not None:
+            raise Forbidden(f"this key is bound to agent {bound!r}")
+        if agent_id in self.bound_agents():
+            raise Forbidden(f"agent {agent_id!r} has a key of its own; act as it with that key")
+        return self.acting_as(replace(actor, agent_id=agent_id))
+
+    @property
+    def settings(self) -> Settings:
+        """The settings this engine runs with."""
+        return self._ctx.settings
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model."""
+        return self._ctx.embedder
+
+    @property
+    def clock(self) -> Clock:
+        """The engine's clock (tests and benchmarks may set one)."""
+        return self._ctx.clock
+
+    @property
+    def store(self) -> Store:
+        """The raw store contract, for tests, benchmarks and maintenance tools. It bypasses
+        this engine's access bindings: faces never use it (a boundary test checks)."""
+        return self._ctx.store
+
+    @property
+    def context(self) -> EngineContext:
+        """The context engine procedures run with (for benchmarks and tools)."""
+        return self._ctx
+
+    @property
+    def access(self) -> Access:
+        """What this engine may see."""
+        return self._ctx.access
+
+    # --- lifecycle -------------------------------------------------------
+    def close(self) -> None:
+        """Close the store (saving index caches)."""
+        self._ctx.store.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writes ----------------------------------------------------------
+    def add(self, content: str, *, allow_secrets: bool = False, **fields: Any) -> Memory:
+        """Store one memory as given (no gating) and return it.
+
+        >>> mem.add("User prefers TypeScript", node_type="preference", tags=["lang"])
+        """
+        return self.add_many([{"content": content, **fields}], allow_secrets=allow_secrets)[0]
+
+    def add_many(self, items: Iterable[NewMemory | Mapping[str, Any]], *,
+                 batch_size: int | None = None, progress: Callable[[int], None] | None = None,
+                 allow_secrets: bool = False) -> list[Memory]:
+        """Store many memories, embedding them in batches; each batch is one transaction.
+        A bad item fails the whole call with nothing stored."""
+        return writes.add_many(self._ctx, items, batch_size=batch_size, progress=progress,
+                               allow_secrets=allow_secrets)
+
+    def ingest(self, content: str, *, force_create: bool = False, allow_secrets: bool = False,
+               **fields: Any) -> IngestResult:
+        """Smart ingest: create, update, reinforce, supersede or merge, by prediction error.
+
+        >>> mem.ingest("User moved to Berlin")   # supersedes "User lives in Paris"
+        """
+        return self.ingest_many([{"content": content, **fields}], force_create=force_create,
+                                allow_secrets=allow_secrets)[0]
+
+    def ingest_many(self, items: list[NewMemory | Mapping[str, Any]], *,
+                    force_create: bool = False, allow_secrets: bool = False) -> list[IngestResult]:
+        """Smart ingest of up to 50 items, in order."""
+        return ingest.ingest_many(self._ctx, items, force_create=force_create,
+                                  allow_secrets=allow_secrets)
+
+    def update(self, memory_id: str, *, allow_secrets: bool = False, **changes: Any) -> Memory:
+        """Change fields of a memory; new content is re-embedded. Returns the new version."""
+        return writes.update(self._ctx, memory_id, changes, allow_secrets)
+
+    def delete(self, memory_id: str) -> None:
+        """Delete a memory with its vector, keyword entry and edges (history keeps a tombstone)."""
+        writes.delete(self._ctx, memory_id)
+
+    def import_jsonl(self, path: str | Path, *, skip_errors: bool = False, batch_size: int = 256,
+                     progress: Callable[[int], None] | None = None) -> transfer.ImportReport:
+        """Import a JSONL file of memories (all validated before any is written)."""
+        actor = replace(self._ctx.actor, name="import")
+        return transfer.import_jsonl(self._ctx.acting(actor), Path(path), skip_errors=skip_errors,
+                                     batch_size=batch_size, progress=progress)
+
+    # --- reads -----------------------------------------------------------
+    def get(self, memory_id: str) -> Memory:
+        """One memory by id; raises MemoryNotFound."""
+        return self._ctx.get(memory_id)
+
+    def list(self, filters: SearchFilters | Mapping[str, Any] | None = None, *, limit: int = 50,
+             offset: int = 0, order: ListOrder = "created_desc",
+             **filter_kwargs: Any) -> list[Memory]:
+        """Memories matching the filters, newest first, paged."""
+        if not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput("limit must be between 1 and 1000")
+        if not isinstance(offset, int) or offset < 0:
+            raise InvalidInput("offset must not be negative")
+        parsed = self._ctx.access.narrow(_filters(filters, **filter_kwargs))
+        return self._ctx.store.list(parsed, now=self.clock(), limit=limit, offset=offset,
+                                    order=order)
+
+    def count(self, filters: SearchFilters | Mapping[str, Any] | None = None,
+              **filter_kwargs: Any) -> int:
+        """How many memories match the filters (among those this engine may see)."""
+        parsed = self._ctx.access.narrow(_filters(filters, **filter_kwargs))
+        return self._ctx.store.count(parsed, now=self.clock())
+
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        """Every recorded change of a memory, oldest first (also after deletion)."""
+        entries = self._ctx.store.history(memory_id)
+        if not entries:
+            raise MemoryNotFound(memory_id)
+        if self._ctx.access.restricted:
+            memory = self._ctx.store.get(memory_id)
+            if memory is None or not self._ctx.access.allows(memory):
+                raise MemoryNotFound(memory_id)
+        return entries
+
+    def versions(self, memory_id: str) -> list[Memory]:
+        """The memory followed by the chain of versions it superseded, newest first."""
+        chain = [self.get(memory_id)]
+        seen = {memory_id}
+        while True:
+            edges = [e for e in self._ctx.store.edges_of([chain[-1].id])
+                     if e.edge_type == "supersedes" and e.source_id == chain[-1].id
+                     and e.target_id not in seen]
+            older = self._ctx.get_many([edges[0].target_id]) if edges else {}
+            if not older:
+                return chain
+            chain.append(next(iter(older.values())))
+            seen.add(chain[-1].id)
+
+    def search(self, query: str, limit: int = 10, *, mode: SearchMode = "hybrid",
+               filters: SearchFilters | Mapping[str, Any] | None = None,
+               min_score: float | None = None, mmr: bool = False,
+               mmr_lambda: float | None = None, query_vector: np.ndarray | None = None,
+               cognitive: bool | None = None, associations: bool | None = None,
+               record_access: bool = True, session_key: str | None = None,
+               **filter_kwargs: Any) -> list[SearchHit]:
+        """Hybrid search: BM25 and vector candidates fused by RRF, re-ranked, best first.
+
+        ``hits[i].score`` is in [0, 1]; ``fused_score`` is the RRF part (1 = first in every
+        list) and ``keyword_rank``/``semantic_similarity`` show where it came from. Filters:
+        timeframe, since, until, node_types, categories, tags, tags_mode, scope, agent_id,
+        session_id, tiers, include_superseded. ``cognitive`` and ``associations`` default to
+        the settings; ``record_access`` strengthens the returned memories a little, at most
+        once per ``session_key``. ``query_vector`` skips embedding the query.
+        """
+        _check_query(query, limit, mode)
+        s = self.settings
+        options = SearchOptions(
+            limit=limit, mode=mode, min_score=min_score, mmr=mmr,
+            mmr_lambda=s.mmr_lambda if mmr_lambda is None else mmr_lambda,
+            cognitive=s.cognitive_ranking if cognitive is None else cognitive,
+            associations=s.activation if associations is None else associations,
+            record_access=record_access, session_key=session_key,
+        )
+        return run_search(self._ctx, query, _filters(filters, **filter_kwargs), options,
+                          query_vector)
+
+    def recall(self, text: str, filters: SearchFilters | Mapping[str, Any] | None = None, *,
+               token_budget: int | None = None, max_items: int | None = None,
+               min_similarity: float = 0.25, session_key: str | None = None) -> recall.Recalled:
+        """The memories relevant to a prompt, formatted as a ``<system_memory>`` block."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("give a prompt or a query")
+        return recall.recall(self._ctx, text, _filters(filters), token_budget=token_budget,
+                             max_items=max_items, min_similarity=min_similarity,
+                             session_key=session_key)
+
+    def stats(self) -> dict[str, Any]:
+        """Store counts plus the embedder's state."""
+        self._ctx.access.require_unrestricted("statistics")
+        data = self._ctx.store.stats().model_dump()
+        data["embedder"] = {"model_id": self.embedder.model_id, "dims": self.embedder.dims,
+                            "loaded": self.embedder.loaded}
+        return data
+
+    def health(self) -> dict[str, Any]:
+        """A cheap check that the store answers; raises StoreError when it does not."""
+        return self._ctx.store.health()
+
+    def warm(self) -> None:
+        """Load the embedding model now (so the first search does not wait for it)."""
+        self.embedder.embed(["warm-up"])
+
+    def importance_score(self, content: str) -> ImportanceScore:
+        """Importance of ``content`` from its signals and its novelty against the store."""
+        check_content(self._ctx, content)
+        vector = self.embedder.embed([content])[0]
+        hits = self._ctx.store.vector_search(vector, self._ctx.filters(), now=self.clock(),
+                                             limit=1)
+        novelty = 1.0 - max(0.0, hits[0].similarity) if hits else 1.0
+        return importance_score(content, novelty)
+
+    # --- strength and feedback ----------------------------------------
+    def promote(self, memory_id: str, *, reason: str | None = None) -> Memory:
+        """"This helped / is correct": strengthen a memory (an FSRS Good review)."""
+        return feedback.promote(self._ctx, memory_id, reason)
+
+    def demote(self, memory_id: str, *, reason: str | None = None) -> Memory:
+        """"Wrong / stale": weaken a memory (a lapse); it stays stored."""
+        return feedback.demote(self._ctx, memory_id, reason)
+
+    def memory_state(self, memory_id: str) -> MemoryStateReport:
+        """Retention, strengths, state (active/dormant/silent/unavailable) and tier."""
+        return feedback.state_report(self._ctx, memory_id)
+
+    # --- graph -------------------------------------------------------------
+    def link(self, source_id: str, target_id: str, edge_type: str = "related",
+             weight: float = 0.5, **kwargs: Any) -> Edge:
+        """Create a typed, weighted edge between two memories."""
+        return graph.link(self._ctx, source_id, target_id, edge_type, weight, **kwargs)
+
+    def explore(self, memory_id: str, depth: int = 2) -> Neighbourhood:
+        """The memories within ``depth`` (1-3) hops of a memory."""
+        return graph.explore(self._ctx, memory_id, depth)
+
+    # --- consolidation and forgetting ----------------------------------
+    def consolidate(self, *, dry_run: bool = False) -> ConsolidationReport:
+        """Re-tier, merge near-duplicates, link recent memories; never deletes."""
+        return consolidation.consolidate(self._ctx, dry_run=dry_run)
+
+    def gc(self, *, min_retention: float = 0.1, max_age_days: float | None = None,
+           dry_run: bool = True) -> GcReport:
+        """Delete (or, by default, just list) memories whose retention fell below a floor."""
+        return consolidation.gc(self._ctx, min_retention=min_retention,
+                                max_age_days=max_age_days, dry_run=dry_run)
+
+    def purge(self, memory_id: str) -> None:
+        """Remove a memory for good, scrubbing its content from history too."""
+        consolidation.purge(self._ctx, memory_id)
+
+    # --- prospective and codebase memory --------------------------------
+    def set_intention(self, description: str, trigger: IntentionTrigger | Mapping[str, Any],
+                      **kwargs: Any) -> Intention:
+        """Remember to do something at a time, in a context or on an event."""
+        return intentions.set_intention(self._ctx, description, trigger, **kwargs)
+
+    def check_intentions(self, context: Mapping[str, Any] | None = None) -> list[Intention]:
+        """Intentions due now or matching the context (codebase, files, topic, text, event)."""
+        return intentions.check_intentions(self._ctx, context)
+
+    def update_intention(self, intention_id: str, status: str, *,
+                         snooze_minutes: float | None = None) -> Intention:
+        """Complete, snooze or cancel an intention."""
+        return intentions.update_intention(self._ctx, intention_id, status,  # type: ignore[arg-type]
+                                           snooze_minutes=snooze_minutes)
+
+    def list_intentions(self, status: str | None = None) -> list[Intention]:
+        """Intentions by status (default: active and snoozed)."""
+        return intentions.list_intentions(self._ctx, status)
+
+    def remember_pattern(self, name: str, description: str, files: list[str] | None,
+                         codebase: str) -> Memory:
+        """Record a code pattern of a codebase."""
+        return codebase_memory.remember_pattern(self._ctx, name, description, files, codebase)
+
+    def remember_decision(self, decision: str, rationale: str | None,
+                          alternatives: list[str] | None, files: list[str] | None,
+                          codebase: str) -> Memory:
+        """Record an architectural decision with its rationale and alternatives."""
+        return codebase_memory.remember_decision(self._ctx, decision, rationale, alternatives,
+                                                 files, codebase)
+
+    def codebase_context(self, codebase: str, files: list[str] | None = None,
+                         limit: int = 10) -> CodebaseContext:
+        """Patterns, decisions and intentions that touch the given files of a codebase."""
+        return codebase_memory.codebase_context(self._ctx, codebase, files, limit)
+
+    # --- agent hooks ------------------------------------------------------
+    def capture(self, messages: list[Message], session_key: str, *,
+                scope: str | None = None) -> capture.CaptureResult:
+        """Store what a finished turn taught (only messages after the session's watermark)."""
+        return capture.capture(self._ctx, messages, session_key, scope, self._chat)
+
+    def flush(self, messages: list[Message], session_key: str | None = None, *,
+              scope: str | None = None) -> capture.CaptureResult:
+        """Store what messages about to be compacted taught."""
+        return capture.flush(self._ctx, messages, session_key, scope, self._chat)
+
+    # --- API keys --------------------------------------------------------
+    def create_key(self, label: str, *, scopes: Iterable[str] = ("read", "write"),
+                   memory_scope: str | None = None,
+                   agent_id: str | None = None) -> key_format.CreatedKey:
+        """Make an API key; the secret is in the result and never shown again."""
+        return keys.create_key(self._ctx, label, scopes=scopes, memory_scope=memory_scope,
+                               agent_id=agent_id)
+
+    def verify_key(self, secret: str | None) -> ApiKey:
+        """The active key for a presented secret; raises InvalidKey."""
+        return keys.verify_key(self._ctx, secret)
+
+    def touch_key(self, key: ApiKey) -> bool:
+        """Record that a key was used (at most once a minute); True if written."""
+        return keys.touch_if_due(self._ctx, key)
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key record (never the secrets), oldest first."""
+        return keys.list_keys(self._ctx)
+
+    def revoke_key(self, ident: str) -> ApiKey:
+        """Revoke a key by id or prefix; it stops working at once."""
+        return keys.revoke_key(self._ctx, ident)
+
+    def has_active_key(self) -> bool:
+        """Whether any key is usable."""
+        return keys.has_active_key(self._ctx)
+
+    def bound_agents(self) -> set[str]:
+        """Agents an active key is bound to."""
+        return keys.bound_agents(self._ctx)
+
+    # --- audit ledger and journal ---------------------------------------
+    def ledger(self, *, after: int = 0, limit: int = 100) -> list[LedgerEntry]:
+        """Ledger entries after position ``after``, oldest first."""
+        self._ctx.access.require_unrestricted("the audit ledger")
+        return self._ctx.store.ledger_entries(after=after, limit=limit)
+
+    def ledger_head(self) -> LedgerEntry | None:
+        """The newest ledger entry: keep its hash elsewhere to detect a cut-off chain."""
+        self._ctx.access.require_unrestricted("the audit ledger")
+        return self._ctx.store.ledger_head()
+
+    def verify_ledger(self, *, batch_size: int = 5000,
+                      progress: Callable[[int], None] | None = None) -> LedgerReport:
+        """Re-hash the whole ledger and report the first broken link, if any."""
+        return maintenance.verify_ledger(self._ctx, batch_size=batch_size, progress=progress)
+
+    def journal(self, day: date, *, tz: tzinfo | None = None) -> str:
+        """What was learned, changed and forgotten on ``day``, as Markdown (midnight to
+        midnight in ``tz``, default this machine's zone; purged memories by id only)."""
+        self._ctx.access.require_unrestricted("the journal")
+        return journal_markdown(self._ctx.store, day, tz)
+
+    # --- maintenance -----------------------------------------------------
+    def export_jsonl(self, out: Any, *, filters: SearchFilters | None = None) -> int:
+        """Write the memories this engine may see as JSONL; returns how many."""
+        return transfer.export_jsonl(self._ctx, out, filters=filters)
+
+    def backup(self, path: str | Path) -> Path:
+        """Write a consistent copy of the store to ``path`` (the store stays online)."""
+        return maintenance.backup(self._ctx, Path(path))
+
+    def restore(self, path: str | Path) -> None:
+        """Replace the store's contents with the backup at ``path``."""
+        maintenance.restore(self._ctx, Path(path))
+
+    def reembed(self, *, batch_size: int = 256,
+                progress: Callable[[int], None] | None = None) -> int:
+        """Re-embed every memory with the configured embedder; returns how many."""
+        return maintenance.reembed(self._ctx, batch_size=batch_size, progress=progress)
+
+
+def _check_query(query: Any, limit: Any, mode: Any) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query is empty")
+    utf8(query, "query")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise InvalidInput("limit must be between 1 and 1000")
+    if mode not in ("hybrid", "keyword", "vector"):
+        raise InvalidInput("mode must be hybrid, keyword or vector")
+
+
+def _filters(filters: SearchFilters | Mapping[str, Any] | None, **kwargs: Any) -> SearchFilters:
+    """Filters from a model or a mapping plus keyword overrides; unknown names are refused."""
+    from pydantic import ValidationError
+
+    given = {k: v for k, v in kwargs.items() if v is not None}
+    if isinstance(filters, SearchFilters):
+        data = filters.model_dump(exclude_unset=True)
+    else:
+        data = dict(filters or {})
+    unknown = set(data) | set(given)
+    unknown -= _FILTER_NAMES
+    if unknown:
+        raise InvalidFilter(f"unknown filter(s): {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(sorted(_FILTER_NAMES))}")
+    data.update(given)
+    try:
+        return SearchFilters.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidFilter(validation_message(exc)) from exc

@@ -1,0 +1,83 @@
+"""API keys in the store: create, verify, list, revoke (the format lives in memoryd.keys).
+
+Key management spans every scope and agent, so a caller bound to one cannot use it;
+verifying a presented key is what every HTTP request does first.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Iterable
+
+from memoryd import keys
+from memoryd.engine.context import EngineContext
+from memoryd.errors import InvalidInput, InvalidKey, KeyNotFound
+from memoryd.models import ApiKey
+
+
+def create_key(ctx: EngineContext, label: str, *, scopes: Iterable[str] = ("read", "write"),
+               memory_scope: str | None = None, agent_id: str | None = None) -> keys.CreatedKey:
+    """Make a key, store its hash, and return it with the secret (shown once)."""
+    ctx.access.require_unrestricted("key management")
+    made = keys.make_key(label, scopes=scopes, memory_scope=memory_scope, agent_id=agent_id,
+                         now=ctx.clock())
+    ctx.store.save_key(made.key)
+    return made
+
+
+def verify_key(ctx: EngineContext, secret: str | None) -> ApiKey:
+    """The active key record for a presented secret; raises InvalidKey otherwise."""
+    if not keys.well_formed(secret):
+        raise InvalidKey("invalid API key")
+    digest = keys.hash_key(secret)  # type: ignore[arg-type]
+    record = ctx.store.key_by_hash(digest)
+    # The lookup is by index; compare_digest keeps the final check constant-time.
+    if record is None or not hmac.compare_digest(record.key_hash, digest):
+        raise InvalidKey("invalid API key")
+    if record.revoked_at is not None:
+        raise InvalidKey("this API key has been revoked")
+    return record
+
+
+def touch_if_due(ctx: EngineContext, key: ApiKey) -> bool:
+    """Record last_used unless it was recorded within TOUCH_INTERVAL; True if written."""
+    now = ctx.clock()
+    if not keys.touch_due(key, now):
+        return False
+    ctx.store.touch_key(key.id, now)
+    return True
+
+
+def list_keys(ctx: EngineContext) -> list[ApiKey]:
+    """Every key record (hashes included, secrets never), oldest first."""
+    ctx.access.require_unrestricted("key management")
+    return ctx.store.list_keys()
+
+
+def find_key(ctx: EngineContext, ident: str) -> ApiKey:
+    """A key by id or by its displayed prefix (``mk_abc123``); raises KeyNotFound."""
+    matches = [k for k in list_keys(ctx) if ident in (k.id, k.prefix)]
+    if not matches:
+        raise KeyNotFound(f"no API key with id or prefix {ident!r}")
+    if len(matches) > 1:
+        raise InvalidInput(f"{ident!r} matches {len(matches)} keys; use the key id")
+    return matches[0]
+
+
+def revoke_key(ctx: EngineContext, ident: str) -> ApiKey:
+    """Revoke a key by id or prefix (idempotent); it stops working at once."""
+    key = find_key(ctx, ident)
+    if key.revoked_at is None:
+        key = key.model_copy(update={"revoked_at": ctx.clock()})
+        ctx.store.save_key(key)
+    return key
+
+
+def has_active_key(ctx: EngineContext) -> bool:
+    """Whether at least one key is not revoked."""
+    return any(k.revoked_at is None for k in ctx.store.list_keys())
+
+
+def bound_agents(ctx: EngineContext) -> set[str]:
+    """Agents that an active key is bound to: no other key may act in their name."""
+    return {k.agent_id for k in ctx.store.list_keys() if k.agent_id and k.revoked_at is None}

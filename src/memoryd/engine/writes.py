@@ -1,0 +1,73 @@
+"""Plain writes: add memories as given, change fields of one, delete one."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping
+
+from pydantic import ValidationError
+
+from memoryd.engine.checks import build, check_content, new_memory, screen
+from memoryd.engine.context import EngineContext
+from memoryd.engine.graph import session_edges
+from memoryd.errors import Forbidden, InvalidInput, validation_message
+from memoryd.models import Memory, MemoryPatch, NewMemory
+
+
+def add_many(
+    ctx: EngineContext,
+    items: Iterable[NewMemory | Mapping[str, Any]],
+    *,
+    batch_size: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    allow_secrets: bool = False,
+) -> list[Memory]:
+    """Store memories as given, embedding them in batches; each batch is one transaction.
+
+    Every item is validated (and screened for secrets) before anything is written, so a bad
+    item fails the whole call with nothing stored. Consecutive memories of one session are
+    linked by ``follows`` edges.
+    """
+    news = [new_memory(ctx, item, allow_secrets) for item in items]
+    batch = batch_size or ctx.settings.embed_batch_size * 4
+    out: list[Memory] = []
+    for start in range(0, len(news), batch):
+        chunk = news[start : start + batch]
+        now = ctx.clock()
+        vectors = ctx.embedder.embed([n.embed_text or n.content for n in chunk])
+        memories = [build(ctx, n, now) for n in chunk]
+        with ctx.store.transaction():
+            stored = ctx.store.insert(memories, vectors, ctx.actor)
+            ctx.store.upsert_edges(session_edges(ctx, stored))
+        out.extend(stored)
+        if progress:
+            progress(len(chunk))
+    return out
+
+
+def update(ctx: EngineContext, memory_id: str, changes: Mapping[str, Any],
+           allow_secrets: bool = False) -> Memory:
+    """Change fields of a memory the caller may see; new content is re-embedded."""
+    try:
+        patch = changes if isinstance(changes, MemoryPatch) else MemoryPatch.model_validate(
+            dict(changes))
+    except ValidationError as exc:
+        raise InvalidInput(validation_message(exc)) from exc
+    data = patch.model_dump(exclude_unset=True)
+    if not data:
+        raise InvalidInput("nothing to update: pass at least one field")
+    ctx.get(memory_id)
+    if "scope" in data and ctx.access.scope not in (None, data["scope"]):
+        raise Forbidden(f"this key cannot move a memory out of scope {ctx.access.scope!r}")
+    vector = None
+    if "content" in data:
+        check_content(ctx, data["content"])
+        data["content"] = screen(ctx, data["content"], allow_secrets)
+        vector = ctx.embedder.embed([data["content"]])[0]
+    data["updated_at"] = ctx.clock()
+    return ctx.store.update(memory_id, data, ctx.actor, vector=vector)
+
+
+def delete(ctx: EngineContext, memory_id: str) -> None:
+    """Delete a memory the caller may see, with its vector, keyword entry and edges."""
+    ctx.get(memory_id)
+    ctx.store.delete(memory_id, ctx.actor)
