@@ -17,10 +17,8 @@ import psycopg
 import pytest
 
 import memoryd
-from memoryd.config import Settings
 from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
 from memoryd.models import Memory, SearchFilters
-from memoryd.retrieval.fusion import reciprocal_rank_fusion
 from memoryd.store import postgres_schema
 from memoryd.store.base import Actor
 from memoryd.store.postgres import PostgresStore, split_url
@@ -113,30 +111,6 @@ def test_migrations_are_recorded(pg: PostgresStore) -> None:
     assert pg.stats().schema_version == postgres_schema.LATEST_VERSION
 
 
-def test_hybrid_search_in_one_round_trip_matches_engine_fusion(pg: PostgresStore, embed) -> None:
-    stored = pg.insert([memory(t) for t in TEXTS], embed(TEXTS), Actor())
-    pg.update(stored[4].id, {"superseded_by": stored[0].id}, Actor())
-    for query, filters in [
-        ("PostgreSQL Friday deployments", ALL),
-        ("billing service TypeScript", SearchFilters(include_superseded=True)),
-        ("coffee", ALL),
-        ("!!!", ALL),  # no keyword terms: vector side only
-    ]:
-        qvec = embed([query])[0]
-        want = reciprocal_rank_fusion(
-            pg.keyword_search(query, filters, now=NOW, limit=50),
-            pg.vector_search(qvec, filters, now=NOW, limit=50),
-            k=60,
-        )
-        got = pg.hybrid_search(query, qvec, filters, now=NOW, limit=50, pool=50, k=60)
-        assert [g.memory_id for g in got] == [w.memory_id for w in want]
-        for g, w in zip(got, want):
-            assert g.fused == pytest.approx(w.fused, rel=1e-9)
-            assert (g.keyword_rank, g.semantic_rank) == (w.keyword_rank, w.semantic_rank)
-    assert stored[4].id not in {h.memory_id for h in pg.hybrid_search(
-        "coffee machine", embed(["coffee machine"])[0], ALL, now=NOW, limit=10)}
-
-
 def test_keyword_scores_follow_weights_and_tags(pg: PostgresStore, embed) -> None:
     a = memory("a note about rust", summary="nothing", tags=["misc"])
     b = memory("a note about cooking", summary="rust removal tips", tags=["misc"])
@@ -149,7 +123,7 @@ def test_keyword_scores_follow_weights_and_tags(pg: PostgresStore, embed) -> Non
 
 
 def test_vector_search_returns_more_than_ef_search(pg_url: str, embed) -> None:
-    store = PostgresStore(pg_url, settings=Settings(hnsw_ef_search=8))
+    store = PostgresStore(pg_url, ef_search=8)
     try:
         store.set_embedding_model("m", 384)
         texts = [f"memory number {i} about topic {i % 7}" for i in range(40)]

@@ -211,7 +211,9 @@ def build(backend: str, url: str, corpus, vectors: np.ndarray, embedder, rebuild
             raise SystemExit(f"{url} holds {have} memories (not {n}); remove it or pass --rebuild on a fresh store")
         out: dict[str, Any] = {"reused": False, "n": n}
         if backend == "postgresql":
-            mem.store.drop_vector_index()
+            from bench.scale import pg_tools
+
+            pg_tools.drop_vector_index(mem.store)
         now = datetime.now(timezone.utc)
         with Stopwatch() as sw:
             for start in range(0, n, 5000):
@@ -230,7 +232,9 @@ def build(backend: str, url: str, corpus, vectors: np.ndarray, embedder, rebuild
         if backend == "postgresql":
             with Stopwatch() as sw:
                 # The graph of 1M 384-dim vectors needs ~2 GB; below that the build spills.
-                mem.store.build_vector_index(maintenance_work_mem="4GB" if n > 300_000 else "1GB")
+                from bench.scale import pg_tools
+
+                pg_tools.build_vector_index(mem.store, maintenance_work_mem="4GB" if n > 300_000 else "1GB")
                 with mem.store._conn() as conn:
                     conn.execute("VACUUM ANALYZE memories")
             out["index_build_seconds"] = round(sw.seconds, 1)
@@ -295,8 +299,10 @@ def latency(backend: str, url: str, embedder, queries: list[str], qvecs: np.ndar
         out["search_top10_no_embedding"] = summarize(timed(
             lambda p: mem.search(p[0], limit=10, query_vector=p[1], record_access=False), pairs))
         if backend == "postgresql":
+            from bench.scale import pg_tools
+
             out["hybrid_sql_top10"] = summarize(timed(
-                lambda p: store.hybrid_search(p[0], p[1], f, now=now, limit=10, pool=50), pairs))
+                lambda p: pg_tools.hybrid_search(store, p[0], p[1], f, now=now, limit=10, pool=50), pairs))
         ids = iter(range(int(time.time() * 1000), 10**15))
         half = len(ingest_texts) // 2
         out["add_one_precomputed_vector"] = summarize(timed(

@@ -67,7 +67,7 @@ def render(runs: list[dict[str, Any]]) -> str:
         "unique per item); queries use precomputed vectors, so no embedding time is included. "
         "search top10 = `Engine.search` (both candidate lists, fusion, cognitive ranking, "
         "no access recording); hybrid SQL top10 = PostgreSQL's one-round-trip fusion "
-        "(`PostgresStore.hybrid_search`, not used by the engine yet).",
+        "(`bench/scale/pg_tools.py: hybrid_search`, not used by the engine).",
         "",
         "## Build, size and single-client latency (ms, medians unless p95)",
         "",

@@ -164,14 +164,14 @@ class Settings(BaseSettings):
             elif isinstance(value, Path):
                 value = str(value)
             elif isinstance(value, str) and "://" in value:
-                value = _mask_url_password(value)
+                value = mask_url_password(value)
             out[name] = value
-        out["resolved_store_url"] = _mask_url_password(self.resolved_store_url)
+        out["resolved_store_url"] = mask_url_password(self.resolved_store_url)
         out["config_file"] = str(config_file_path())
         return out
 
 
-def _mask_url_password(url: str) -> str:
+def mask_url_password(url: str) -> str:
     """Hide credentials in a URL: the password of ``user:pass@`` (or a lone token in the
     userinfo) and the values of password/key/token/secret query parameters."""
     if "://" not in url:

@@ -25,7 +25,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from memoryd.config import _mask_url_password
+from memoryd.config import mask_url_password
 from memoryd.errors import StoreError
 from memoryd.store.base import Store
 from memoryd.store.rows import TABLES, Checksum
@@ -66,7 +66,7 @@ class MigrationReport:
 
 def source_key(store: Store) -> str:
     """A short, stable name of a store (its URL without password), for resume marks."""
-    return hashlib.sha256(_mask_url_password(store.url).encode()).hexdigest()[:12]
+    return hashlib.sha256(mask_url_password(store.url).encode()).hexdigest()[:12]
 
 
 def _visible(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -88,7 +88,7 @@ def copy_store(
     src, dst = source, target
     key = source_key(source)
     marker = f"{MARKER_PREFIX}{key}"
-    report = MigrationReport(_mask_url_password(source.url), _mask_url_password(target.url))
+    report = MigrationReport(mask_url_password(source.url), mask_url_password(target.url))
     report.resumed = target.get_watermark(marker) > 0
     if not report.resumed and (target.count() > 0 or target.stats().last_seq > 0):
         raise StoreError(

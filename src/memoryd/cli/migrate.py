@@ -19,7 +19,7 @@ def _open(url: str, *, create: bool) -> Store:
     if url.startswith(("postgresql://", "postgres://")):
         from memoryd.store.postgres import PostgresStore
 
-        return PostgresStore(url, settings=settings, create=create)
+        return PostgresStore(url, ef_search=settings.hnsw_ef_search, create=create)
     from memoryd.opening import open_store
 
     return open_store(url, settings, create=create)
@@ -86,7 +86,7 @@ def migrate_schema(ctx: typer.Context) -> None:
     Opening a store does this too; run it once before starting several servers
     against a new PostgreSQL database (it is safe to run from many at once).
     """
-    from memoryd.config import _mask_url_password
+    from memoryd.config import mask_url_password
 
     url = (ctx.obj or {}).get("store") or Settings().resolved_store_url
     store: Optional[Store] = None
@@ -96,7 +96,7 @@ def migrate_schema(ctx: typer.Context) -> None:
     finally:
         if store is not None:
             store.close()
-    console.print(f"{_mask_url_password(url)}: schema version {version}", highlight=False)
+    console.print(f"{mask_url_password(url)}: schema version {version}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,19 +9,27 @@ per memory it touches, appends the matching entry to the hash-chained audit ledg
 Backends store whatever vectors they are given; embedding happens in the engine.
 They do filtering and candidate generation (keyword and vector); fusion and
 cognitive re-ranking happen above them.
+
+The policy (which fields a change may set, what history records, what a purge scrubs) is
+written once in :mod:`memoryd.store.policy` and the filters once in
+:mod:`memoryd.store.filters`; a backend supplies SQL for the ``_`` hooks below. Every error
+its database driver raises (``driver_errors``) reaches callers as :class:`StoreError`.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Callable, ClassVar, Iterator, Literal
 
 import numpy as np
 
+from memoryd.errors import MemorydError, StoreError
 from memoryd.ledger import LedgerEntry
 from memoryd.models import (
     ApiKey,
@@ -33,6 +41,8 @@ from memoryd.models import (
     SearchFilters,
     StoreStats,
 )
+from memoryd.store import policy
+from memoryd.store.filters import LIST_ORDERS
 
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
 
@@ -67,6 +77,17 @@ class Store(ABC):
 
     url: str
     backend: str
+    #: The database driver's base error classes, mapped to StoreError on every contract call.
+    driver_errors: ClassVar[tuple[type[BaseException], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.driver_errors:
+            return
+        for name in _TRANSLATED:
+            method = getattr(cls, name, None)
+            if method is not None and not getattr(method, "__translated__", False):
+                setattr(cls, name, _translating(method, cls.driver_errors))
 
     # --- lifecycle -------------------------------------------------------
     @abstractmethod
@@ -105,7 +126,6 @@ class Store(ABC):
         """Record the model of the store's vectors (only on an empty store or by reembed)."""
 
     # --- writes ----------------------------------------------------------
-    @abstractmethod
     def insert(
         self,
         memories: list[Memory],
@@ -115,8 +135,14 @@ class Store(ABC):
         operation: str = "create",
     ) -> list[Memory]:
         """Insert new memories (and one vector row each) in one transaction."""
+        policy.check_insert(memories, vectors)
+        return self._insert(memories, vectors, actor, operation) if memories else []
 
     @abstractmethod
+    def _insert(self, memories: list[Memory], vectors: np.ndarray | None, actor: Actor,
+                operation: str) -> list[Memory]:
+        """Write a checked batch: rows, vectors, one history and ledger entry each."""
+
     def update(
         self,
         memory_id: str,
@@ -128,8 +154,14 @@ class Store(ABC):
         details: dict[str, Any] | None = None,
     ) -> Memory:
         """Change fields of one memory (and optionally its vector) in one transaction."""
+        change = policy.Change(memory_id, dict(changes), vector, operation, details)
+        policy.check_change(change)
+        return self._update(change, actor)
 
     @abstractmethod
+    def _update(self, change: policy.Change, actor: Actor) -> Memory:
+        """Apply a checked change; history gets :func:`policy.update_details`."""
+
     def update_states(
         self,
         states: dict[str, SchedulingState],
@@ -139,6 +171,13 @@ class Store(ABC):
         details: dict[str, Any] | None = None,
     ) -> None:
         """Write scheduling state for many memories; history only when ``record`` names an op."""
+        if states:
+            self._update_states(states, record, actor or Actor(), details)
+
+    @abstractmethod
+    def _update_states(self, states: dict[str, SchedulingState], record: str | None,
+                       actor: Actor, details: dict[str, Any] | None) -> None:
+        """Write the states (and, with ``record``, one history entry per memory)."""
 
     @abstractmethod
     def delete(self, memory_id: str, actor: Actor, *, purge: bool = False) -> None:
@@ -160,7 +199,6 @@ class Store(ABC):
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
         """Memories by id (missing ids are left out)."""
 
-    @abstractmethod
     def list(
         self,
         filters: SearchFilters,
@@ -171,6 +209,13 @@ class Store(ABC):
         order: ListOrder = "created_desc",
     ) -> list[Memory]:
         """Memories matching the filters, paged."""
+        return self._select(filters, now, f"ORDER BY {LIST_ORDERS[order]}", [limit, offset])
+
+    @abstractmethod
+    def _select(self, filters: SearchFilters, now: datetime, tail: str,
+                tail_params: list[Any]) -> list[Memory]:
+        """Memories passing the filters, with ``tail`` (ORDER BY ... plus ``LIMIT {mark}
+        OFFSET {mark}``) appended; the backend adds the LIMIT/OFFSET marks."""
 
     @abstractmethod
     def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *, now: datetime) -> set[str]:
@@ -180,17 +225,27 @@ class Store(ABC):
     def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
         """How many memories match (all when no filters)."""
 
-    @abstractmethod
     def keyword_search(
         self, text: str, filters: SearchFilters, *, now: datetime, limit: int
     ) -> list[KeywordHit]:
         """BM25 candidates for free text (never raises on query syntax)."""
+        return self._keyword_search(text, filters, now, limit) if limit > 0 else []
 
     @abstractmethod
+    def _keyword_search(self, text: str, filters: SearchFilters, now: datetime,
+                        limit: int) -> list[KeywordHit]:
+        """The backend's keyword candidates, best first."""
+
     def vector_search(
         self, vector: np.ndarray, filters: SearchFilters, *, now: datetime, limit: int
     ) -> list[VectorHit]:
         """Nearest neighbours of a unit vector among memories matching the filters."""
+        return self._vector_search(vector, filters, now, limit) if limit > 0 else []
+
+    @abstractmethod
+    def _vector_search(self, vector: np.ndarray, filters: SearchFilters, now: datetime,
+                       limit: int) -> list[VectorHit]:
+        """The backend's nearest neighbours, most similar first."""
 
     @abstractmethod
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
@@ -326,3 +381,34 @@ class Store(ABC):
     @abstractmethod
     def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
         """The newest reports of a kind, newest first."""
+
+
+# Contract methods whose driver errors become StoreError (generators and context managers
+# translate their own: the error surfaces while they run, not when they are called).
+_TRANSLATED = (
+    "health", "set_embedding_model", "insert", "update", "update_states", "delete",
+    "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_search",
+    "vector_search", "vectors", "history", "changes_since", "changes_between",
+    "ledger_entries", "ledger_head", "stats", "backup", "restore", "export_rows",
+    "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge",
+    "save_intention", "get_intention", "list_intentions", "save_key", "key_by_hash",
+    "list_keys", "touch_key", "mark_accessed", "get_watermark", "set_watermark",
+    "save_report", "list_reports", "close",
+)
+
+
+def _translating(method: Callable[..., Any], errors: tuple[type[BaseException], ...]) -> Any:
+    """``method`` with the driver's errors re-raised as StoreError (memoryd's own pass)."""
+
+    @functools.wraps(method)
+    def call(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except MemorydError:
+            raise
+        except errors as exc:
+            raise StoreError(f"the {self.backend} store failed: {exc}") from exc
+
+    assert not inspect.isgeneratorfunction(method)
+    call.__translated__ = True  # type: ignore[attr-defined]
+    return call

@@ -12,7 +12,7 @@ It keeps the same contract as :class:`memoryd.store.sqlite.SQLiteStore`:
 * filters are the same as SQLite's, including the default exclusion of
   superseded and expired memories;
 * every contract write is one transaction that records one history row per
-  memory it touches.
+  memory it touches (what it records is :mod:`memoryd.store.policy`'s, as on SQLite).
 
 Writes that record history take a transaction-level advisory lock first. History
 sequence numbers are therefore handed out in commit order, so ``changes_since(n)``
@@ -32,12 +32,9 @@ base backups with WAL archiving) instead.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from functools import partial
 from typing import Any, Iterator
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -49,53 +46,31 @@ from psycopg.types.json import Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool
 
 from memoryd import ledger
-from memoryd.config import Settings, _mask_url_password
+from memoryd.config import mask_url_password
 from memoryd.errors import MemoryNotFound, NotAMemorydStore, StoreError
-from memoryd.models import (
-    HistoryEntry,
-    Memory,
-    SchedulingState,
-    SearchFilters,
-    StoreStats,
-)
-from memoryd.retrieval.fusion import Fused
+from memoryd.models import HistoryEntry, Memory, SchedulingState, SearchFilters, StoreStats
+from memoryd.store import policy
 from memoryd.store import postgres_schema as schema_mod
-from memoryd.store.base import Actor, KeywordHit, ListOrder, Store, VectorHit
+from memoryd.store.base import Actor, Store
+from memoryd.store.filters import where
 from memoryd.store.postgres_aux import PostgresAuxTables
+from memoryd.store.postgres_codec import (
+    COLUMNS,
+    DIALECT,
+    dumps,
+    history_entry,
+    loads,
+    row_to_memory,
+    to_db,
+    to_vector,
+)
 from memoryd.store.postgres_rows import PostgresRows
-from memoryd.store.fts import query_terms
-from memoryd.store.rows import JSON_FIELDS, MEMORY_FIELDS, STATE_FIELDS
-
-# ts_rank weights for labels {D, C, B, A}: content (A) 1.0, summary (B) and tags (C)
-# 0.5 each, as the SQLite backend weighs its FTS5 columns. ts_rank, not ts_rank_cd: an
-# OR query ranks every match (13% of a 100k store for a median bench query), and the
-# cover-density rank cost 1.7x as much there (bench/results/scale_100000.md).
-RANK_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"
-# Rank normalisation 1: divide by 1 + log(document length), a mild length penalty.
-RANK_NORMALIZATION = 1
+from memoryd.store.postgres_search import PostgresSearch
+from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 
 _EXTRA_PARAMS = ("schema", "pool_min", "pool_max")
-_COLUMNS = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
-_SELECT = "SELECT " + ", ".join(f"m.{c}" for c in _COLUMNS) + " FROM memories m"
-_UPDATABLE = set(MEMORY_FIELDS) - {"id", "created_at"}
-_MEMORY_JSON = JSON_FIELDS["memories"] & {"domain_scores", "metadata"}
-_ORDERS = {
-    "created_desc": "m.created_at DESC, m.rowid DESC",
-    "created_asc": "m.created_at ASC, m.rowid ASC",
-    "updated_desc": "m.updated_at DESC, m.rowid DESC",
-}
-_HISTORY_COLS = "seq, memory_id, operation, actor, agent_id, at, details"
-_dumps = partial(json.dumps, ensure_ascii=False, default=str)
-
-
-def _sorted_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # jsonb orders keys by length; SQLite's JSON text keeps them sorted. Sort on
-    # read so both backends hand back identical dicts (and identical exports).
-    return dict(sorted(pairs))
-
-
-def _loads(data: str | bytes) -> Any:
-    return json.loads(data, object_pairs_hook=_sorted_object)
+_SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
+_HISTORY = f"SELECT {', '.join(policy.HISTORY_COLUMNS)} FROM history"
 
 
 def split_url(url: str) -> tuple[str, dict[str, str]]:
@@ -113,69 +88,28 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     return urlunsplit((scheme, parts.netloc, parts.path, "&".join(keep), parts.fragment)), extra
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
-
-
-def _db(field: str, value: Any) -> Any:
-    if field in _MEMORY_JSON:
-        return Jsonb(value, dumps=_dumps)
-    return value
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.astimezone(timezone.utc)
-
-
-def _row_to_memory(row: tuple[Any, ...]) -> Memory:
-    data = dict(zip(_COLUMNS, row))
-    state = {f: data.pop(f) for f in STATE_FIELDS}
-    for f in ("last_review", "last_accessed"):
-        state[f] = _utc(state[f])
-    for f in ("created_at", "updated_at", "valid_from", "valid_until"):
-        data[f] = _utc(data[f])
-    return Memory(**data, state=SchedulingState(**state))
-
-
-def _history_entry(row: tuple[Any, ...]) -> HistoryEntry:
-    return HistoryEntry(
-        seq=row[0], memory_id=row[1], operation=row[2], actor=row[3], agent_id=row[4],
-        at=_utc(row[5]), details=row[6],
-    )
-
-
-def _vector(value: Any) -> np.ndarray:
-    if hasattr(value, "to_numpy"):  # pgvector.Vector, as psycopg loads some vector results
-        value = value.to_numpy()
-    return np.asarray(value, dtype=np.float32)
-
-
-class PostgresStore(PostgresRows, PostgresAuxTables, Store):
+class PostgresStore(PostgresSearch, PostgresRows, PostgresAuxTables, Store):
     """A memoryd store in a PostgreSQL database with the pgvector extension.
 
     >>> store = PostgresStore("postgresql://memoryd@db.internal/memoryd")
     """
 
     backend = "postgresql"
+    driver_errors = (psycopg.Error,)
 
     def __init__(
         self,
         url: str,
         *,
-        settings: Settings | None = None,
+        ef_search: int = 128,
         create: bool = True,
         pool_min: int | None = None,
         pool_max: int | None = None,
     ) -> None:
-        settings = settings or Settings()
         self.url = url
         self._conninfo, extra = split_url(url)
         self.schema = extra.get("schema", schema_mod.DEFAULT_SCHEMA)
-        self._ef_search = settings.hnsw_ef_search
+        self._ef_search = ef_search
         self._write_key = schema_mod.lock_key(self.schema, "write")
         self._closed = False
         self._local = threading.local()
@@ -217,7 +151,7 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
 
     @property
     def _masked(self) -> str:
-        return _mask_url_password(self.url)
+        return mask_url_password(self.url)
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.execute(
@@ -231,7 +165,7 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
             )
         )
         register_vector(conn)
-        set_json_loads(_loads, conn)
+        set_json_loads(loads, conn)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[Any]]:
@@ -347,15 +281,12 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
             "INSERT INTO history (seq, memory_id, operation, actor, agent_id, at, details) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s)",
             [
-                (seq, memory_id, op, actor.name, actor.agent_id, at, Jsonb(details or {}, dumps=_dumps))
+                (seq, memory_id, op, actor.name, actor.agent_id, at, Jsonb(details or {}, dumps=dumps))
                 for seq, (memory_id, op, actor, details, _) in zip(seqs, entries)
             ],
         )
-        self._ledger_append(cur, [
-            ledger.PendingEntry(op, memory_id, ledger.content_digest(content), actor.name,
-                                actor.agent_id, actor.key_label)
-            for memory_id, op, actor, _, content in entries
-        ])
+        self._ledger_append(cur, [policy.pending(memory_id, op, actor, content)
+                                  for memory_id, op, actor, _, content in entries])
         return seqs
 
     def _record(
@@ -380,140 +311,82 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
         return ledger.entry_from_row(row) if row else None
 
     # --- writes ----------------------------------------------------------
-    def insert(
-        self,
-        memories: list[Memory],
-        vectors: np.ndarray | None,
-        actor: Actor,
-        *,
-        operation: str = "create",
-    ) -> list[Memory]:
-        if vectors is not None and len(vectors) != len(memories):
-            raise StoreError("insert needs exactly one vector per memory")
-        if not memories:
-            return []
-        ids = [m.id for m in memories]
-        if len(set(ids)) != len(ids):
-            raise StoreError("insert got the same memory id twice")
-        cols = _COLUMNS + ("embedding",)
+    def _insert(self, memories: list[Memory], vectors: np.ndarray | None, actor: Actor,
+                operation: str) -> list[Memory]:
+        cols = COLUMNS + ("embedding",)
         statement = (
             f"INSERT INTO memories ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})"
         )
-        try:
-            with self._write() as cur:
-                if vectors is not None and self._meta("embedding_model", cur) is None:
-                    raise StoreError("set_embedding_model before storing vectors")
-                row = cur.execute("SELECT id FROM memories WHERE id = ANY(%s) LIMIT 1", (ids,)).fetchone()
-                if row is not None:
-                    raise StoreError(f"memory {row[0]} already exists")
-                seqs = self._record_many(
-                    cur, [(m.id, operation, actor, {"content": m.content}, m.content) for m in memories]
-                )
-                out = [m.model_copy(update={"seq": s}) for m, s in zip(memories, seqs)]
-                cur.executemany(
-                    statement,
-                    [
-                        [_db(f, getattr(m, f)) for f in MEMORY_FIELDS]
-                        + [getattr(m.state, f) for f in STATE_FIELDS]
-                        + [m.seq, None if vectors is None else _vector(vectors[i])]
-                        for i, m in enumerate(out)
-                    ],
-                )
-        except psycopg.Error as exc:
-            raise StoreError(f"could not insert memories: {exc}") from exc
+        with self._write() as cur:
+            if vectors is not None and self._meta("embedding_model", cur) is None:
+                raise StoreError("set_embedding_model before storing vectors")
+            ids = [m.id for m in memories]
+            row = cur.execute("SELECT id FROM memories WHERE id = ANY(%s) LIMIT 1", (ids,)).fetchone()
+            if row is not None:
+                raise StoreError(f"memory {row[0]} already exists")
+            seqs = self._record_many(cur, [(m.id, operation, actor, policy.create_details(m),
+                                            m.content) for m in memories])
+            out = [m.model_copy(update={"seq": s}) for m, s in zip(memories, seqs)]
+            cur.executemany(statement, [
+                [to_db(f, getattr(m, f)) for f in MEMORY_FIELDS]
+                + [getattr(m.state, f) for f in STATE_FIELDS]
+                + [m.seq, None if vectors is None else to_vector(vectors[i])]
+                for i, m in enumerate(out)
+            ])
         return out
 
     def _locked(self, cur: psycopg.Cursor[Any], memory_id: str) -> Memory:
         row = cur.execute(_SELECT + " WHERE m.id = %s FOR UPDATE", (memory_id,)).fetchone()
         if row is None:
             raise MemoryNotFound(memory_id)
-        return _row_to_memory(row)
+        return row_to_memory(row)
 
-    def update(
-        self,
-        memory_id: str,
-        changes: dict[str, Any],
-        actor: Actor,
-        *,
-        vector: np.ndarray | None = None,
-        operation: str = "update",
-        details: dict[str, Any] | None = None,
-    ) -> Memory:
-        unknown = set(changes) - _UPDATABLE - set(STATE_FIELDS)
-        if unknown:
-            raise StoreError(f"cannot update fields: {', '.join(sorted(unknown))}")
-        try:
-            with self._write() as cur:
-                before = self._locked(cur, memory_id)
-                record = dict(details or {})
-                record.setdefault(
-                    "changed",
-                    {f: _jsonable(getattr(before, f, None)) for f in changes if f in _UPDATABLE},
-                )
-                seq = self._record(cur, memory_id, operation, actor, record,
-                                   content=changes.get("content", before.content))
-                sets = {f: _db(f, v) for f, v in changes.items()}
-                sets["seq"] = seq
-                if vector is not None:
-                    sets["embedding"] = _vector(vector)
-                assignments = sql.SQL(", ").join(
-                    sql.SQL("{} = %s").format(sql.Identifier(c)) for c in sets
-                )
-                row = cur.execute(
-                    sql.SQL("UPDATE memories m SET {} WHERE m.id = %s RETURNING ").format(assignments)
-                    + sql.SQL(", ".join(f"m.{c}" for c in _COLUMNS)),
-                    [*sets.values(), memory_id],
-                ).fetchone()
-        except psycopg.Error as exc:
-            raise StoreError(f"could not update memory {memory_id}: {exc}") from exc
-        assert row is not None
-        return _row_to_memory(row)
-
-    def update_states(
-        self,
-        states: dict[str, SchedulingState],
-        *,
-        record: str | None = None,
-        actor: Actor | None = None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        if not states:
-            return
-        assignments = ", ".join(f"{f} = %s" for f in STATE_FIELDS)
+    def _update(self, change: policy.Change, actor: Actor) -> Memory:
         with self._write() as cur:
-            ids = list(states)
-            if record:
-                contents = dict(cur.execute(
-                    "SELECT id, content FROM memories WHERE id = ANY(%s)", (ids,)).fetchall())
-                seqs = self._record_many(
-                    cur, [(i, record, actor or Actor(), details, contents.get(i)) for i in ids])
-                cur.executemany(
-                    f"UPDATE memories SET {assignments}, seq = %s WHERE id = %s",
-                    [[getattr(states[i], f) for f in STATE_FIELDS] + [s, i] for i, s in zip(ids, seqs)],
-                )
-            else:
-                cur.executemany(
-                    f"UPDATE memories SET {assignments} WHERE id = %s",
-                    [[getattr(states[i], f) for f in STATE_FIELDS] + [i] for i in ids],
-                )
+            before = self._locked(cur, change.memory_id)
+            seq = self._record(cur, change.memory_id, change.operation, actor,
+                               policy.update_details(before, change),
+                               content=policy.content_after(before, change))
+            sets = {f: to_db(f, v) for f, v in change.fields.items()} | {"seq": seq}
+            if change.vector is not None:
+                sets["embedding"] = to_vector(change.vector)
+            assignments = sql.SQL(", ").join(
+                sql.SQL("{} = %s").format(sql.Identifier(c)) for c in sets
+            )
+            row = cur.execute(
+                sql.SQL("UPDATE memories m SET {} WHERE m.id = %s RETURNING ").format(assignments)
+                + sql.SQL(", ".join(f"m.{c}" for c in COLUMNS)),
+                [*sets.values(), change.memory_id],
+            ).fetchone()
+        assert row is not None
+        return row_to_memory(row)
+
+    def _update_states(self, states: dict[str, SchedulingState], record: str | None,
+                       actor: Actor, details: dict[str, Any] | None) -> None:
+        assignments = ", ".join(f"{f} = %s" for f in STATE_FIELDS)
+        ids = list(states)
+        with self._write() as cur:
+            if not record:
+                cur.executemany(f"UPDATE memories SET {assignments} WHERE id = %s",
+                                [[getattr(states[i], f) for f in STATE_FIELDS] + [i] for i in ids])
+                return
+            contents = dict(cur.execute(
+                "SELECT id, content FROM memories WHERE id = ANY(%s)", (ids,)).fetchall())
+            seqs = self._record_many(
+                cur, [(i, record, actor, details, contents.get(i)) for i in ids])
+            cur.executemany(
+                f"UPDATE memories SET {assignments}, seq = %s WHERE id = %s",
+                [[getattr(states[i], f) for f in STATE_FIELDS] + [s, i] for i, s in zip(ids, seqs)],
+            )
 
     def delete(self, memory_id: str, actor: Actor, *, purge: bool = False) -> None:
         with self._write() as cur:
             before = self._locked(cur, memory_id)
             if purge:
-                digest = hashlib.sha256(before.content.encode("utf-8")).hexdigest()
-                cur.execute(
-                    "UPDATE history SET details = %s WHERE memory_id = %s",
-                    (Jsonb({"purged": True}), memory_id),
-                )
-                self._record(cur, memory_id, "purge", actor, {"content_sha256": digest},
-                             content=before.content)
-            else:
-                self._record(
-                    cur, memory_id, "delete", actor,
-                    {"content": before.content, "node_type": before.node_type},
-                    content=before.content,
-                )
+                cur.execute("UPDATE history SET details = %s WHERE memory_id = %s",
+                            (Jsonb(policy.PURGED_DETAILS), memory_id))
+            self._record(cur, memory_id, "purge" if purge else "delete", actor,
+                         policy.delete_details(before, purge), content=before.content)
             # Edges and pending vectors go with it (ON DELETE CASCADE); the keyword
             # entry and the vector are columns of the row itself.
             cur.execute("DELETE FROM memories WHERE id = %s", (memory_id,))
@@ -522,47 +395,44 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
     def replace_vectors(self, vectors: dict[str, np.ndarray], model_id: str) -> None:
         if not vectors:
             return
-        try:
-            with self._write() as cur:
-                dims = schema_mod.column_dims(cur.connection, self.schema)
-                ids = list(vectors)
-                found = dict(
-                    cur.execute("SELECT id, content FROM memories WHERE id = ANY(%s)", (ids,)).fetchall()
-                )
-                for memory_id in ids:
-                    if memory_id not in found:
-                        raise MemoryNotFound(memory_id)
-                seqs = self._record_many(
-                    cur, [(i, "reembed", Actor("reembed"), {"model": model_id}, found[i]) for i in ids]
-                )
-                fits = [(i, s) for i, s in zip(ids, seqs) if dims in (None, len(vectors[i]))]
-                later = [(i, s) for i, s in zip(ids, seqs) if dims not in (None, len(vectors[i]))]
-                cur.executemany(
-                    "UPDATE memories SET embedding = %s, embedding_model = %s, seq = %s WHERE id = %s",
-                    [(_vector(vectors[i]), model_id, s, i) for i, s in fits],
-                )
-                cur.executemany(
-                    "DELETE FROM pending_vectors WHERE memory_id = %s", [(i,) for i, _ in fits]
-                )
-                # Another dimension than the column: kept aside until set_embedding_model.
-                cur.executemany(
-                    "INSERT INTO pending_vectors (memory_id, model, embedding) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (memory_id) DO UPDATE SET model = excluded.model, "
-                    "embedding = excluded.embedding",
-                    [(i, model_id, _vector(vectors[i])) for i, _ in later],
-                )
-                cur.executemany(
-                    "UPDATE memories SET embedding_model = %s, seq = %s WHERE id = %s",
-                    [(model_id, s, i) for i, s in later],
-                )
-        except psycopg.Error as exc:
-            raise StoreError(f"could not replace vectors: {exc}") from exc
+        with self._write() as cur:
+            dims = schema_mod.column_dims(cur.connection, self.schema)
+            ids = list(vectors)
+            found = dict(
+                cur.execute("SELECT id, content FROM memories WHERE id = ANY(%s)", (ids,)).fetchall()
+            )
+            for memory_id in ids:
+                if memory_id not in found:
+                    raise MemoryNotFound(memory_id)
+            seqs = self._record_many(
+                cur, [(i, "reembed", Actor("reembed"), {"model": model_id}, found[i]) for i in ids]
+            )
+            fits = [(i, s) for i, s in zip(ids, seqs) if dims in (None, len(vectors[i]))]
+            later = [(i, s) for i, s in zip(ids, seqs) if dims not in (None, len(vectors[i]))]
+            cur.executemany(
+                "UPDATE memories SET embedding = %s, embedding_model = %s, seq = %s WHERE id = %s",
+                [(to_vector(vectors[i]), model_id, s, i) for i, s in fits],
+            )
+            cur.executemany(
+                "DELETE FROM pending_vectors WHERE memory_id = %s", [(i,) for i, _ in fits]
+            )
+            # Another dimension than the column: kept aside until set_embedding_model.
+            cur.executemany(
+                "INSERT INTO pending_vectors (memory_id, model, embedding) VALUES (%s, %s, %s) "
+                "ON CONFLICT (memory_id) DO UPDATE SET model = excluded.model, "
+                "embedding = excluded.embedding",
+                [(i, model_id, to_vector(vectors[i])) for i, _ in later],
+            )
+            cur.executemany(
+                "UPDATE memories SET embedding_model = %s, seq = %s WHERE id = %s",
+                [(model_id, s, i) for i, s in later],
+            )
 
     # --- reads -----------------------------------------------------------
     def get(self, memory_id: str) -> Memory | None:
         with self._conn() as conn:
             row = conn.execute(_SELECT + " WHERE m.id = %s", (memory_id,)).fetchone()
-        return _row_to_memory(row) if row else None
+        return row_to_memory(row) if row else None
 
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
         ids = list(dict.fromkeys(memory_ids))
@@ -570,60 +440,19 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
             return {}
         with self._conn() as conn:
             rows = conn.execute(_SELECT + " WHERE m.id = ANY(%s)", (ids,)).fetchall()
-        found = {r[0]: _row_to_memory(r) for r in rows}
+        found = {r[0]: row_to_memory(r) for r in rows}
         return {i: found[i] for i in ids if i in found}
 
     def _where(self, filters: SearchFilters, now: datetime) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        since, until = filters.time_bounds(now)
-        if since is not None:
-            clauses.append("m.created_at >= %s")
-            params.append(since)
-        if until is not None:
-            clauses.append("m.created_at <= %s")
-            params.append(until)
-        for column, values in (
-            ("node_type", filters.node_types),
-            ("category", filters.categories),
-            ("tier", filters.tiers),
-        ):
-            if values:
-                clauses.append(f"m.{column} = ANY(%s::text[])")
-                params.append(list(values))
-        for column, value in (
-            ("scope", filters.scope),
-            ("agent_id", filters.agent_id),
-            ("session_id", filters.session_id),
-        ):
-            if value is not None:
-                clauses.append(f"m.{column} = %s")
-                params.append(value)
-        if filters.tags:
-            operator = "@>" if filters.tags_mode == "all" else "&&"
-            clauses.append(f"m.tags {operator} %s::text[]")
-            params.append(list(filters.tags))
-        if not filters.include_superseded:
-            clauses.append("m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > %s)")
-            params.append(now)
-        return (" AND ".join(clauses) or "TRUE"), params
+        return where(filters, now, DIALECT)
 
-    def list(
-        self,
-        filters: SearchFilters,
-        *,
-        now: datetime,
-        limit: int = 50,
-        offset: int = 0,
-        order: ListOrder = "created_desc",
-    ) -> list[Memory]:
+    def _select(self, filters: SearchFilters, now: datetime, tail: str,
+                tail_params: list[Any]) -> list[Memory]:
         where, params = self._where(filters, now)
         with self._conn() as conn:
-            rows = conn.execute(
-                _SELECT + f" WHERE {where} ORDER BY {_ORDERS[order]} LIMIT %s OFFSET %s",
-                [*params, limit, offset],
-            ).fetchall()
-        return [_row_to_memory(r) for r in rows]
+            rows = conn.execute(f"{_SELECT} WHERE {where} {tail} LIMIT %s OFFSET %s",
+                                [*params, *tail_params]).fetchall()
+        return [row_to_memory(r) for r in rows]
 
     def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *, now: datetime) -> set[str]:
         ids = list(dict.fromkeys(memory_ids))
@@ -646,126 +475,6 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
         assert row is not None
         return int(row[0])
 
-    @staticmethod
-    def tsquery_text(text: str) -> str | None:
-        """A ``to_tsquery`` expression for free text: its words, quoted, joined by OR.
-
-        Words are ``\\w+`` tokens (as for SQLite's FTS5), so no operator or quote of
-        the user's text ever reaches the query parser.
-        """
-        terms = query_terms(text) or query_terms(text, keep_stopwords=True)
-        if not terms:
-            return None
-        return " | ".join(f"'{t}'" for t in terms)
-
-    def keyword_search(
-        self, text: str, filters: SearchFilters, *, now: datetime, limit: int
-    ) -> list[KeywordHit]:
-        query = self.tsquery_text(text)
-        if query is None:
-            return []
-        where, params = self._where(filters, now)
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT m.id, ts_rank(%s::float4[], m.search_vec, q, {RANK_NORMALIZATION}) AS score "
-                f"FROM memories m, to_tsquery('english', %s) q "
-                f"WHERE m.search_vec @@ q AND {where} ORDER BY score DESC, m.rowid LIMIT %s",
-                [RANK_WEIGHTS, query, *params, limit],
-            ).fetchall()
-        return [KeywordHit(memory_id=r[0], score=float(r[1])) for r in rows]
-
-    def vector_search(
-        self, vector: np.ndarray, filters: SearchFilters, *, now: datetime, limit: int
-    ) -> list[VectorHit]:
-        if limit < 1:
-            return []
-        where, params = self._where(filters, now)
-        query = _vector(vector)
-        statement = (
-            "WITH hits AS MATERIALIZED ("
-            "SELECT m.id, m.embedding <=> %s AS distance FROM memories m "
-            f"WHERE m.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s) "
-            "SELECT id, 1 - distance FROM hits ORDER BY distance"
-        )
-        try:
-            with self._conn() as conn, conn.transaction():
-                if limit > self._ef_search:
-                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(limit),))
-                rows = conn.execute(statement, [query, *params, limit]).fetchall()
-        except psycopg.errors.DataException as exc:
-            raise StoreError(f"vector search failed: {exc}") from exc
-        return [VectorHit(memory_id=r[0], similarity=float(r[1])) for r in rows]
-
-    def hybrid_search(
-        self,
-        text: str,
-        vector: np.ndarray,
-        filters: SearchFilters,
-        *,
-        now: datetime,
-        limit: int,
-        pool: int = 50,
-        k: int = 60,
-        keyword_weight: float = 1.0,
-        vector_weight: float = 1.0,
-    ) -> list[Fused]:
-        """Keyword and vector candidates fused by RRF in one SQL round trip.
-
-        The same candidates (``pool`` of each, ``keyword_search`` and ``vector_search``
-        with the same filters), the same weighted RRF, the same normalisation and
-        tie order as :func:`memoryd.retrieval.fusion.reciprocal_rank_fusion`, cut to
-        ``limit``: an engine may call this instead of the two searches.
-        """
-        where, params = self._where(filters, now)
-        query = self.tsquery_text(text)
-        statement = (
-            "WITH kw AS (SELECT m.id, m.rowid, ts_rank(%s::float4[], m.search_vec, q, "
-            f"{RANK_NORMALIZATION}) AS score FROM memories m, to_tsquery('english', %s) q "
-            f"WHERE %s::text IS NOT NULL AND m.search_vec @@ q AND {where} "
-            "ORDER BY score DESC, m.rowid LIMIT %s), "
-            "kwr AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, rowid) AS rank FROM kw), "
-            "vec AS MATERIALIZED (SELECT m.id, m.embedding <=> %s AS distance FROM memories m "
-            f"WHERE m.embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s), "
-            "vecr AS (SELECT id, 1 - distance AS sim, row_number() OVER (ORDER BY distance) AS rank "
-            "FROM vec), "
-            "fused AS (SELECT coalesce(kwr.id, vecr.id) AS id, "
-            "coalesce(%s::float8 / (%s + kwr.rank), 0) + coalesce(%s::float8 / (%s + vecr.rank), 0) "
-            "AS fused, kwr.rank AS kw_rank, kwr.score AS kw_score, vecr.rank AS vec_rank, vecr.sim "
-            "FROM kwr FULL OUTER JOIN vecr ON kwr.id = vecr.id) "
-            "SELECT id, fused, kw_rank, kw_score, vec_rank, sim, "
-            "(SELECT count(*) FROM kwr), (SELECT count(*) FROM vecr) FROM fused "
-            "ORDER BY fused DESC, kw_rank IS NULL, kw_rank, vec_rank LIMIT %s"
-        )
-        args = [RANK_WEIGHTS, query or "", query, *params, pool, _vector(vector), *params, pool,
-                keyword_weight, k, vector_weight, k, limit]
-        with self._conn() as conn, conn.transaction():
-            if pool > self._ef_search:
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(pool),))
-            rows = conn.execute(statement, args).fetchall()
-        if not rows:
-            return []
-        best = (keyword_weight if rows[0][6] else 0.0) + (vector_weight if rows[0][7] else 0.0)
-        scale = (k + 1) / best if best > 0 else 1.0
-        return [
-            Fused(memory_id=r[0], fused=float(r[1]) * scale, keyword_rank=r[2],
-                  keyword_score=None if r[3] is None else float(r[3]), semantic_rank=r[4],
-                  semantic_similarity=None if r[5] is None else float(r[5]))
-            for r in rows
-        ]
-
-    def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return {}
-        with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT m.id, coalesce(p.embedding, m.embedding::vector) FROM memories m "
-                "LEFT JOIN pending_vectors p ON p.memory_id = m.id "
-                "WHERE m.id = ANY(%s) AND (m.embedding IS NOT NULL OR p.embedding IS NOT NULL)",
-                (ids,),
-            ).fetchall()
-        return {r[0]: _vector(r[1]) for r in rows}
-
     def iter_memories(self, batch_size: int = 500) -> Iterator[Memory]:
         last = 0
         while True:
@@ -778,33 +487,33 @@ class PostgresStore(PostgresRows, PostgresAuxTables, Store):
             if not rows:
                 return
             for row in rows:
-                yield _row_to_memory(row[1:])
+                yield row_to_memory(row[1:])
             last = rows[-1][0]
 
     def history(self, memory_id: str) -> list[HistoryEntry]:
         with self._conn() as conn:
             rows = conn.execute(
-                f"SELECT {_HISTORY_COLS} FROM history WHERE memory_id = %s ORDER BY seq",
+                f"{_HISTORY} WHERE memory_id = %s ORDER BY seq",
                 (memory_id,),
             ).fetchall()
-        return [_history_entry(r) for r in rows]
+        return [history_entry(r) for r in rows]
 
     def changes_between(self, start: datetime, end: datetime, limit: int = 10_000) -> list[HistoryEntry]:
         with self._conn() as conn:
             rows = conn.execute(
-                f"SELECT {_HISTORY_COLS} FROM history WHERE at >= %s AND at < %s "
+                f"{_HISTORY} WHERE at >= %s AND at < %s "
                 "ORDER BY seq LIMIT %s",
                 (start, end, limit),
             ).fetchall()
-        return [_history_entry(r) for r in rows]
+        return [history_entry(r) for r in rows]
 
     def changes_since(self, seq: int, limit: int = 1000) -> list[HistoryEntry]:
         with self._conn() as conn:
             rows = conn.execute(
-                f"SELECT {_HISTORY_COLS} FROM history WHERE seq > %s ORDER BY seq LIMIT %s",
+                f"{_HISTORY} WHERE seq > %s ORDER BY seq LIMIT %s",
                 (seq, limit),
             ).fetchall()
-        return [_history_entry(r) for r in rows]
+        return [history_entry(r) for r in rows]
 
     def stats(self) -> StoreStats:
         with self._conn() as conn:

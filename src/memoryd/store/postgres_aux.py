@@ -6,10 +6,8 @@ A mixin of PostgresStore, split out so that each file keeps to one concept.
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
-from functools import partial
 from typing import Any, Iterator
 
 import psycopg
@@ -19,16 +17,13 @@ from memoryd import ledger
 from memoryd.errors import StoreError
 from memoryd.models import ApiKey, Edge, Intention
 from memoryd.store import postgres_schema as schema_mod
+from memoryd.store.postgres_codec import dumps, utc
 from memoryd.store.rows import TABLES
 
 _EDGE_COLS = TABLES["edges"]
 _INTENTION_COLS = TABLES["intentions"]
 _KEY_COLS = TABLES["api_keys"]
-_dumps = partial(json.dumps, ensure_ascii=False, default=str)
 
-
-def _utc(value: datetime | None) -> datetime | None:
-    return value.astimezone(timezone.utc) if value is not None else None
 
 
 class PostgresAuxTables:
@@ -59,7 +54,7 @@ class PostgresAuxTables:
                     f"ON CONFLICT (source_id, target_id, edge_type) DO UPDATE SET {updates}",
                     [
                         (e.source_id, e.target_id, e.edge_type, e.weight, e.created_at, e.valid_from,
-                         e.valid_until, Jsonb(e.metadata, dumps=_dumps))
+                         e.valid_until, Jsonb(e.metadata, dumps=dumps))
                         for _, e in sorted(unique.items())
                     ],
                 )
@@ -83,7 +78,7 @@ class PostgresAuxTables:
             rows = conn.execute(statement + " ORDER BY pos", params).fetchall()
         return [
             Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
-                 created_at=_utc(r[4]), valid_from=_utc(r[5]), valid_until=_utc(r[6]),
+                 created_at=utc(r[4]), valid_from=utc(r[5]), valid_until=utc(r[6]),
                  metadata=r[7])
             for r in rows
         ]
@@ -108,14 +103,14 @@ class PostgresAuxTables:
                 f"ON CONFLICT (id) DO UPDATE SET {updates}",
                 (i.id, i.description, Jsonb(i.trigger.model_dump(mode="json")), i.priority,
                  i.status, i.deadline, i.due_at, i.snoozed_until, i.created_at, i.updated_at,
-                 i.agent_id, i.scope, Jsonb(i.metadata, dumps=_dumps)),
+                 i.agent_id, i.scope, Jsonb(i.metadata, dumps=dumps)),
             )
 
     @staticmethod
     def _intention(row: tuple[Any, ...]) -> Intention:
         data = dict(zip(_INTENTION_COLS, row))
         for f in ("deadline", "due_at", "snoozed_until", "created_at", "updated_at"):
-            data[f] = _utc(data[f])
+            data[f] = utc(data[f])
         return Intention.model_validate(data)
 
     def get_intention(self, intention_id: str) -> Intention | None:
@@ -155,7 +150,7 @@ class PostgresAuxTables:
     def _key(row: tuple[Any, ...]) -> ApiKey:
         data = dict(zip(_KEY_COLS, row))
         for f in ("created_at", "last_used", "revoked_at"):
-            data[f] = _utc(data[f])
+            data[f] = utc(data[f])
         return ApiKey.model_validate(data)
 
     def key_by_hash(self, key_hash: str) -> ApiKey | None:
@@ -208,7 +203,7 @@ class PostgresAuxTables:
         with self._write(lock=False) as cur:
             row = cur.execute(
                 "INSERT INTO reports (kind, at, body) VALUES (%s, %s, %s) RETURNING id",
-                (kind, at, Jsonb(body, dumps=_dumps)),
+                (kind, at, Jsonb(body, dumps=dumps)),
             ).fetchone()
         assert row is not None
         return int(row[0])
@@ -219,7 +214,7 @@ class PostgresAuxTables:
                 "SELECT id, at, body FROM reports WHERE kind = %s ORDER BY id DESC LIMIT %s",
                 (kind, limit),
             ).fetchall()
-        return [{"id": r[0], "at": _utc(r[1]), **r[2]} for r in rows]
+        return [{"id": r[0], "at": utc(r[1]), **r[2]} for r in rows]
 
     # --- maintenance locks -------------------------------------------------
     @contextmanager

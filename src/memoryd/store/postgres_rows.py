@@ -10,11 +10,9 @@ import gzip
 import json
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
 import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
@@ -22,6 +20,7 @@ from psycopg.types.json import Jsonb
 from memoryd.errors import ModelMismatch, StoreError
 from memoryd.store import postgres_schema as schema_mod
 from memoryd.store.base import Actor
+from memoryd.store.postgres_codec import dumps, to_vector, utc
 from memoryd.store.rows import JSON_FIELDS, TABLES, check_table, from_json, to_json
 
 DUMP_FORMAT = "memoryd-postgres-dump"
@@ -31,17 +30,9 @@ _POS = {
     "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
     "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id", "ledger": "seq",
 }
-_dumps = partial(json.dumps, ensure_ascii=False, default=str)
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    return value.astimezone(timezone.utc) if value is not None else None
 
-
-def _vector(value: Any) -> np.ndarray:
-    if hasattr(value, "to_numpy"):  # pgvector.Vector
-        value = value.to_numpy()
-    return np.asarray(value, dtype=np.float32)
 
 
 class PostgresRows:
@@ -92,9 +83,9 @@ class PostgresRows:
             data = {"_pos": int(row[0])}
             for field, value in zip(fields, row[1:]):
                 if isinstance(value, datetime):
-                    value = _utc(value)
+                    value = utc(value)
                 elif field == "vector" and value is not None:
-                    value = _vector(value)
+                    value = to_vector(value)
                 data[field] = value
             out.append(data)
         return out
@@ -126,9 +117,9 @@ class PostgresRows:
             if v is None:
                 return None
             if field in json_fields and field not in ("tags", "domains"):
-                return Jsonb(v, dumps=_dumps)
+                return Jsonb(v, dumps=dumps)
             if field == "vector":
-                return _vector(v)
+                return to_vector(v)
             return v
 
         statement = (
@@ -190,7 +181,7 @@ class PostgresRows:
             if not rows:
                 return
             for row in rows:
-                out.write(_dumps({"table": table, "row": to_json(table, row)}) + "\n")
+                out.write(dumps({"table": table, "row": to_json(table, row)}) + "\n")
             after = rows[-1]["_pos"]
 
     def restore(self, path: Path, *, expect_model: str | None = None) -> None:

@@ -13,15 +13,7 @@ from typing import Any
 
 from memoryd import ledger
 from memoryd.models import ApiKey, Edge, Intention
-
-
-def _ts(value: datetime | None) -> float | None:
-    return value.timestamp() if value is not None else None
-
-
-def _dt(value: float | None) -> datetime | None:
-    return datetime.fromtimestamp(value, tz=timezone.utc) if value is not None else None
-
+from memoryd.store.sqlite_codec import dt, ts
 
 _INTENTION_COLS = ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
                    "snoozed_until", "created_at", "updated_at", "agent_id", "scope", "metadata")
@@ -52,8 +44,8 @@ class SQLiteAuxTables:
                 f"INSERT OR REPLACE INTO edges ({', '.join(_EDGE_COLS)}) "
                 f"VALUES ({', '.join('?' * len(_EDGE_COLS))})",
                 [
-                    (e.source_id, e.target_id, e.edge_type, e.weight, _ts(e.created_at),
-                     _ts(e.valid_from), _ts(e.valid_until), json.dumps(e.metadata))
+                    (e.source_id, e.target_id, e.edge_type, e.weight, ts(e.created_at),
+                     ts(e.valid_from), ts(e.valid_until), json.dumps(e.metadata))
                     for e in edges
                 ],
             )
@@ -75,8 +67,8 @@ class SQLiteAuxTables:
                 params += [now.timestamp(), now.timestamp()]
             for row in self._conn.execute(sql, params):
                 out.append(Edge(source_id=row[0], target_id=row[1], edge_type=row[2],
-                                weight=row[3], created_at=_dt(row[4]), valid_from=_dt(row[5]),
-                                valid_until=_dt(row[6]), metadata=json.loads(row[7])))
+                                weight=row[3], created_at=dt(row[4]), valid_from=dt(row[5]),
+                                valid_until=dt(row[6]), metadata=json.loads(row[7])))
         unique = {(e.source_id, e.target_id, e.edge_type): e for e in out}
         return list(unique.values())
 
@@ -97,8 +89,8 @@ class SQLiteAuxTables:
                 f"INSERT OR REPLACE INTO intentions ({', '.join(_INTENTION_COLS)}) "
                 f"VALUES ({', '.join('?' * len(_INTENTION_COLS))})",
                 (i.id, i.description, i.trigger.model_dump_json(), i.priority, i.status,
-                 _ts(i.deadline), _ts(i.due_at), _ts(i.snoozed_until), _ts(i.created_at),
-                 _ts(i.updated_at), i.agent_id, i.scope, json.dumps(i.metadata)),
+                 ts(i.deadline), ts(i.due_at), ts(i.snoozed_until), ts(i.created_at),
+                 ts(i.updated_at), i.agent_id, i.scope, json.dumps(i.metadata)),
             )
 
     @staticmethod
@@ -107,7 +99,7 @@ class SQLiteAuxTables:
         data["trigger"] = json.loads(data["trigger"])
         data["metadata"] = json.loads(data["metadata"])
         for f in ("deadline", "due_at", "snoozed_until", "created_at", "updated_at"):
-            data[f] = _dt(data[f])
+            data[f] = dt(data[f])
         return Intention.model_validate(data)
 
     def get_intention(self, intention_id: str) -> Intention | None:
@@ -135,8 +127,8 @@ class SQLiteAuxTables:
                 f"INSERT OR REPLACE INTO api_keys ({', '.join(_KEY_COLS)}) "
                 f"VALUES ({', '.join('?' * len(_KEY_COLS))})",
                 (key.id, key.label, key.prefix, key.key_hash, json.dumps(key.scopes),
-                 key.memory_scope, key.agent_id, _ts(key.created_at), _ts(key.last_used),
-                 _ts(key.revoked_at)),
+                 key.memory_scope, key.agent_id, ts(key.created_at), ts(key.last_used),
+                 ts(key.revoked_at)),
             )
 
     @staticmethod
@@ -144,7 +136,7 @@ class SQLiteAuxTables:
         data = dict(zip(_KEY_COLS, row))
         data["scopes"] = json.loads(data["scopes"])
         for f in ("created_at", "last_used", "revoked_at"):
-            data[f] = _dt(data[f])
+            data[f] = dt(data[f])
         return ApiKey.model_validate(data)
 
     def key_by_hash(self, key_hash: str) -> ApiKey | None:
@@ -203,4 +195,4 @@ class SQLiteAuxTables:
             "SELECT id, at, body FROM reports WHERE kind = ? ORDER BY id DESC LIMIT ?",
             (kind, limit),
         ).fetchall()
-        return [{"id": r[0], "at": _dt(r[1]), **json.loads(r[2])} for r in rows]
+        return [{"id": r[0], "at": dt(r[1]), **json.loads(r[2])} for r in rows]

@@ -1,8 +1,10 @@
-"""Logical rows of the SQLite store: ``export_rows`` / ``import_rows`` for migration.
+"""Logical rows of the SQLite store (``export_rows`` / ``import_rows`` for migration) and
+its backup and restore.
 
 A mixin of SQLiteStore. Rows follow :mod:`memoryd.store.rows`; the SQLite layout
 (memories with a separate vector table, timestamps as epoch seconds, JSON as text)
-is translated here and nowhere else.
+is translated here and nowhere else. A backup is a consistent copy of the file made with
+SQLite's online backup API.
 """
 
 from __future__ import annotations
@@ -10,13 +12,16 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import AbstractContextManager
-from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memoryd.errors import StoreError
+from memoryd.errors import ModelMismatch, StoreError
+from memoryd.store.base import Actor
 from memoryd.store.rows import JSON_FIELDS, MEMORY_FIELDS, STATE_FIELDS, TIME_FIELDS, check_table
+from memoryd.store.sqlite_codec import dt, ts
+from memoryd.store.sqlite_schema import migrate
 
 # The column that orders each logical table for export (and resuming a copy).
 _POS = {
@@ -25,16 +30,14 @@ _POS = {
 }
 
 
-def _ts(value: datetime | None) -> float | None:
-    return value.timestamp() if value is not None else None
-
-
-def _dt(value: float | None) -> datetime | None:
-    return datetime.fromtimestamp(value, tz=timezone.utc) if value is not None else None
-
-
 class SQLiteRows:
-    """``export_rows`` / ``import_rows`` / ``finish_import`` of SQLiteStore."""
+    """``export_rows`` / ``import_rows`` / ``finish_import``, ``backup`` / ``restore``."""
+
+    path: Path
+    schema_version: int
+    _write_lock: Any
+    _hnsw_path: Path
+    _hnsw_meta_path: Path
 
     _conn: sqlite3.Connection
     _index: Any
@@ -47,6 +50,10 @@ class SQLiteRows:
 
     def _load_index(self, dims: int) -> None:  # provided by SQLiteStore
         raise NotImplementedError
+
+    def _record(self, conn: sqlite3.Connection, memory_id: str, operation: str, actor: Actor,
+                details: dict[str, Any] | None = None) -> int:
+        raise NotImplementedError  # provided by SQLiteStore
 
     def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
         """Rows of a logical table (see :mod:`memoryd.store.rows`) after position ``after``."""
@@ -85,7 +92,7 @@ class SQLiteRows:
                 if name in json_fields:
                     value = json.loads(value)
                 elif name in TIME_FIELDS:
-                    value = _dt(value)
+                    value = dt(value)
                 elif name == "vector":
                     value = np.frombuffer(value, dtype=np.float32).copy()
             data[name] = value
@@ -98,7 +105,7 @@ class SQLiteRows:
         if name in JSON_FIELDS[table]:
             return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
         if name in TIME_FIELDS:
-            return _ts(value)
+            return ts(value)
         return value
 
     def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
@@ -168,3 +175,50 @@ class SQLiteRows:
         if dims:
             self._load_index(dims)
         self._graph_paused = False
+
+    # --- backup and restore ---------------------------------------------
+    def backup(self, path: Path) -> None:
+        path = Path(path)
+        if path.exists():
+            raise StoreError(f"backup target {path} already exists")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        target = sqlite3.connect(path)
+        try:
+            self._conn.backup(target)
+        finally:
+            target.close()
+
+    def restore(self, path: Path, *, expect_model: str | None = None) -> None:
+        """Replace this store's contents with the memoryd store at ``path``.
+
+        Refuses (before touching anything) a backup whose vectors were made by a model
+        other than ``expect_model``. The change sequence keeps counting from where this
+        store was, so seq numbers never go backwards, and the restore is recorded.
+        """
+        source = type(self)(path, create=False, hnsw_threshold=0)
+        try:
+            backup_model = source.embedding_model
+            has_vectors = source.count() > 0 and source.stats().vectors > 0
+        finally:
+            source.close()
+        if expect_model and backup_model and has_vectors and backup_model != expect_model:
+            raise ModelMismatch(backup_model, expect_model)
+        (high,) = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
+        with self._write_lock:
+            src = sqlite3.connect(Path(path))
+            try:
+                src.backup(self._conn)
+            finally:
+                src.close()
+        self._hnsw_meta_path.unlink(missing_ok=True)
+        self._hnsw_path.unlink(missing_ok=True)
+        self.schema_version = migrate(self._conn)
+        with self._write() as conn:
+            (restored,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
+            conn.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'history'",
+                         (max(high, restored),))
+            self._record(conn, "", "restore", Actor("restore"), {"from": str(path)})
+        self._index = None
+        dims = self.embedding_dims
+        if dims:
+            self._load_index(dims)

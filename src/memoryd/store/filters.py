@@ -1,0 +1,63 @@
+"""Search and list filters as a SQL ``WHERE`` clause, written once for both backends.
+
+A :class:`Dialect` says how one database spells a parameter, a time, a list membership and
+the tag test; :func:`where` turns :class:`~memoryd.models.SearchFilters` into the clause and
+its parameters. Memories are always aliased ``m``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable
+
+from memoryd.models import SearchFilters
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How a backend writes the pieces of a filter."""
+
+    mark: str  # one parameter placeholder: "?" or "%s"
+    true: str  # an always-true clause
+    time: Callable[[datetime], Any]  # a datetime as the database stores it
+    in_list: Callable[[str, list[Any]], tuple[str, list[Any]]]
+    tags: Callable[[list[str], str], tuple[str, list[Any]]]
+
+
+def where(filters: SearchFilters, now: datetime, dialect: Dialect) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (without the keyword) and its parameters."""
+    mark = dialect.mark
+    clauses: list[str] = []
+    params: list[Any] = []
+    since, until = filters.time_bounds(now)
+    for bound, op in ((since, ">="), (until, "<=")):
+        if bound is not None:
+            clauses.append(f"m.created_at {op} {mark}")
+            params.append(dialect.time(bound))
+    for column, values in (("node_type", filters.node_types),
+                           ("category", filters.categories), ("tier", filters.tiers)):
+        if values:
+            clause, args = dialect.in_list(f"m.{column}", list(values))
+            clauses.append(clause)
+            params.extend(args)
+    for column, value in (("scope", filters.scope), ("agent_id", filters.agent_id),
+                          ("session_id", filters.session_id)):
+        if value is not None:
+            clauses.append(f"m.{column} = {mark}")
+            params.append(value)
+    if filters.tags:
+        clause, args = dialect.tags(list(filters.tags), filters.tags_mode)
+        clauses.append(clause)
+        params.extend(args)
+    if not filters.include_superseded:
+        clauses.append(f"m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > {mark})")
+        params.append(dialect.time(now))
+    return (" AND ".join(clauses) or dialect.true), params
+
+
+LIST_ORDERS = {
+    "created_desc": "m.created_at DESC, m.rowid DESC",
+    "created_asc": "m.created_at ASC, m.rowid ASC",
+    "updated_desc": "m.updated_at DESC, m.rowid DESC",
+}
