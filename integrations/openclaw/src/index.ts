@@ -1,6 +1,7 @@
 /**
  * memoryd as OpenClaw's memory: the memory_search / memory_get / memory_store / memory_forget
- * tools, auto-recall before each prompt, capture after each turn and a flush before compaction.
+ * tools, the memory slot's search manager (for OpenClaw features that read memory through the
+ * slot), auto-recall before each prompt, capture after each turn and a flush before compaction.
  *
  * Enable with `plugins.slots.memory = "memoryd"` and configure under
  * `plugins.entries.memoryd.config` (url, token, agentId, autoRecall, autoCapture).
@@ -10,6 +11,7 @@ import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { MemorydClient } from "./client.js";
 import { parseConfig } from "./config.js";
 import { MemoryHooks } from "./hooks.js";
+import { MemorydSearchManager } from "./search-manager.js";
 import { TOOL_SCHEMAS, memoryForget, memoryGet, memorySearch, memoryStore } from "./tools.js";
 
 type ToolContext = { sessionKey?: string; sessionId?: string };
@@ -47,6 +49,14 @@ export default definePluginEntry({
     const config = parseConfig(api.pluginConfig, process.env);
     const client = new MemorydClient({ url: config.url, token: config.token, agentId: config.agentId, timeoutMs: config.timeoutMs });
     const hooks = new MemoryHooks(client, config, api.logger);
+    const manager = new MemorydSearchManager(client);
+
+    api.registerMemoryCapability({
+      runtime: {
+        getMemorySearchManager: async () => ({ manager: manager as any }),
+        resolveMemoryBackendConfig: () => ({ backend: "builtin" }),
+      },
+    });
 
     for (const [name, spec] of Object.entries(TOOLS) as [keyof typeof TOOLS, (typeof TOOLS)[keyof typeof TOOLS]][]) {
       const run = spec.run(client);

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { MemorydClient, MemorydError } from "../dist/client.js";
 import { ConfigError, parseConfig } from "../dist/config.js";
 import { MemoryHooks, chatMessages } from "../dist/hooks.js";
+import { MemorydSearchManager } from "../dist/search-manager.js";
 import { memoryForget, memoryGet, memoryIdOf, memorySearch, memoryStore } from "../dist/tools.js";
 import { startMemoryd } from "./memoryd-server.mjs";
 
@@ -108,6 +109,20 @@ describe("memory_forget", () => {
 
   test("needs a query or an id", async () => {
     await assert.rejects(memoryForget(client, {}), /needs memoryId or query/);
+  });
+});
+
+describe("the memory slot's search manager", () => {
+  test("search and readFile answer from memoryd", async () => {
+    const stored = await memoryStore(client, { text: "The design review happens in room Ada on Tuesdays." });
+    const manager = new MemorydSearchManager(client);
+    const hits = await manager.search("where is the design review?", { maxResults: 2 });
+    assert.equal(hits[0].path, `memoryd/${stored.id}.md`);
+    assert.deepEqual(await manager.search("design review", { sources: ["sessions"] }), []);
+    assert.deepEqual(await manager.readFile({ relPath: hits[0].path }), { path: hits[0].path, text: "The design review happens in room Ada on Tuesdays." });
+    assert.equal(manager.status().provider, "memoryd");
+    assert.equal(await manager.probeVectorAvailability(), true);
+    assert.equal(await new MemorydSearchManager(new MemorydClient({ url: "http://127.0.0.1:9", timeoutMs: 1000 })).probeVectorAvailability(), false);
   });
 });
 
