@@ -1,4 +1,5 @@
-"""A local model server speaking the OpenAI chat-completions protocol, for driving real agents.
+"""A local model server speaking the OpenAI chat-completions protocol (and, for Claude Code,
+the Anthropic Messages protocol, text answers only), for driving real agents.
 
 It stands in for the remote LLM (the one part that cannot exist here): it records every
 request body it receives and answers the n-th request with the n-th step of a script (the
@@ -64,7 +65,10 @@ class ChatServer:
         """Every recorded request's messages flattened to text (system, user, assistant, tool)."""
         out = []
         for body in self.requests:
-            parts = []
+            system = body.get("system")
+            if isinstance(system, list):
+                system = "\n".join(p.get("text", "") for p in system if isinstance(p, dict))
+            parts = [f"system: {system}"] if system else []
             for message in body.get("messages", []):
                 content = message.get("content")
                 if isinstance(content, list):
@@ -109,7 +113,14 @@ class ChatServer:
                 except ValueError:
                     self._json(400, {"error": {"message": "invalid JSON"}})
                     return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                route = self.path.split("?")[0].rstrip("/")
+                if route.endswith("/messages/count_tokens"):
+                    self._json(200, {"input_tokens": _usage(body, "")["prompt_tokens"]})
+                    return
+                if route.endswith("/messages"):
+                    self._anthropic(body, owner._record(body))
+                    return
+                if not route.endswith("/chat/completions"):
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 step = owner._record(body)
@@ -117,6 +128,24 @@ class ChatServer:
                     self._stream(body, step)
                 else:
                     self._json(200, completion(body, step))
+
+            def _anthropic(self, body: dict[str, Any], step: str | ToolCall) -> None:
+                if isinstance(step, ToolCall):
+                    raise NotImplementedError("tool calls are scripted for chat-completions only")
+                if not body.get("stream"):
+                    self._json(200, anthropic_message(body, step))
+                    return
+                self._events([(e["type"], e) for e in anthropic_events(body, step)])
+
+            def _events(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for name, data in events:
+                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+                self.close_connection = True
 
             def _stream(self, body: dict[str, Any], step: str | ToolCall) -> None:
                 self.send_response(200)
@@ -193,3 +222,36 @@ def stream_chunks(body: dict[str, Any], step: str | ToolCall) -> list[dict[str, 
     chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
     chunks.append({**base, "choices": [], "usage": _usage(body, step)})
     return chunks
+
+
+def anthropic_message(body: dict[str, Any], text: str) -> dict[str, Any]:
+    """A non-streamed Anthropic Messages answer with one text block."""
+    usage = _usage(body, text)
+    return {
+        "id": f"msg_{int(time.time() * 1000)}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", MODEL_ID),
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]},
+    }
+
+
+def anthropic_events(body: dict[str, Any], text: str) -> list[dict[str, Any]]:
+    """The server-sent events of a streamed Anthropic Messages answer with one text block."""
+    message = anthropic_message(body, text)
+    start = {**message, "content": [], "stop_reason": None}
+    return [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": message["usage"]["output_tokens"]},
+        },
+        {"type": "message_stop"},
+    ]
