@@ -186,3 +186,24 @@ def test_schema_too_new_is_refused(store_url, store_path, shared_embedder) -> No
     conn.close()
     with pytest.raises(SchemaTooNew, match="Upgrade memoryd"):
         memoryd.open(store_url, embedder=shared_embedder)
+
+
+def test_every_type_the_engine_takes_or_returns_is_exported() -> None:
+    import inspect
+    import typing
+
+    def classes(hint: object) -> set[type]:
+        found = {hint} if isinstance(hint, type) else set()
+        for arg in typing.get_args(hint):
+            found |= classes(arg)
+        return found
+
+    missing = set()
+    for name, method in inspect.getmembers(memoryd.Engine, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        for hint in typing.get_type_hints(method).values():
+            for cls in classes(hint):
+                if cls.__module__.startswith("memoryd.") and cls.__name__ not in memoryd.__all__:
+                    missing.add(f"{cls.__name__} (Engine.{name})")
+    assert not missing, sorted(missing)

@@ -5,61 +5,81 @@
 ...     mem.add("User prefers TypeScript", node_type="preference", tags=["lang"])
 ...     hits = mem.search("typescript preferences", limit=5)
 
-Importing memoryd does not load the embedding model; it loads on first use.
+Importing memoryd does not load the embedding model; it loads on first use. Every type the
+engine's methods take or return is importable from here.
 """
 
 from __future__ import annotations
 
-
+from memoryd.cognition.extraction import Message
+from memoryd.cognition.importance import ImportanceScore
 from memoryd.config import Settings
-from memoryd.engine import Engine
+from memoryd.engine import Access, Engine
+from memoryd.engine.capture import CaptureResult, Skipped
+from memoryd.engine.recall import Recalled
+from memoryd.engine.transfer import ImportReport
 from memoryd.errors import (
+    ApiKeyError,
+    ChatError,
     ContentTooLarge,
     EmbeddingError,
     EmptyContent,
+    Forbidden,
     ImportFormatError,
     InvalidFilter,
     InvalidInput,
+    InvalidKey,
+    KeyNotFound,
     MaintenanceBusy,
     MemorydError,
     MemoryNotFound,
     ModelMismatch,
+    NoKeysConfigured,
     NotAMemorydStore,
     SchemaTooNew,
     SecretDetected,
     StoreError,
 )
-from memoryd.models import HistoryEntry, Memory, SearchFilters, SearchHit
+from memoryd.keys import CreatedKey
+from memoryd.ledger import BrokenLink, LedgerEntry, LedgerReport
+from memoryd.models import (
+    ApiKey,
+    CodebaseContext,
+    ConsolidationReport,
+    Edge,
+    GcReport,
+    HistoryEntry,
+    IngestResult,
+    Intention,
+    IntentionTrigger,
+    Memory,
+    MemoryPatch,
+    MemoryStateReport,
+    Neighbour,
+    Neighbourhood,
+    NewMemory,
+    SchedulingState,
+    SearchFilters,
+    SearchHit,
+)
 from memoryd.opening import open
+from memoryd.store.base import Actor
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ContentTooLarge",
-    "EmbeddingError",
-    "EmptyContent",
-    "Engine",
-    "HistoryEntry",
-    "ImportFormatError",
-    "InvalidFilter",
-    "InvalidInput",
-    "MaintenanceBusy",
-    "Memory",
-    "MemoryNotFound",
-    "MemorydError",
-    "ModelMismatch",
-    "NotAMemorydStore",
-    "SchemaTooNew",
-    "SearchFilters",
-    "SearchHit",
-    "SecretDetected",
-    "Settings",
-    "StoreError",
-    "open",
+    "Access", "Actor", "ApiKey", "ApiKeyError", "BrokenLink", "CaptureResult", "ChatError",
+    "CodebaseContext", "ConsolidationReport", "ContentTooLarge", "CreatedKey", "Edge",
+    "EmbeddingError", "EmptyContent", "Engine", "Forbidden", "GcReport", "HistoryEntry",
+    "ImportFormatError", "ImportReport", "ImportanceScore", "IngestResult", "Intention",
+    "IntentionTrigger", "InvalidFilter", "InvalidInput", "InvalidKey", "KeyNotFound",
+    "LedgerEntry", "LedgerReport", "MaintenanceBusy", "Memory", "MemoryNotFound",
+    "MemoryPatch", "MemoryStateReport", "MemorydError", "Message", "ModelMismatch",
+    "Neighbour", "Neighbourhood", "NewMemory", "NoKeysConfigured", "NotAMemorydStore",
+    "Recalled", "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit",
+    "SecretDetected", "Settings", "Skipped", "StoreError", "open",
 ]
 
 
 def __dir__() -> list[str]:
     return sorted(__all__ + ["__version__"])
-
-

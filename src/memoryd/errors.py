@@ -59,15 +59,17 @@ class ImportFormatError(InvalidInput):
 
 
 class SecretDetected(InvalidInput):
-    """Content looked like it contained a credential."""
+    """A field looked like it contained a credential (the message never repeats it)."""
 
-    def __init__(self, kinds: list[str]) -> None:
+    def __init__(self, kinds: list[str], fields: list[str] | None = None) -> None:
         names = ", ".join(kinds)
+        where = ", ".join(fields or ["content"])
         super().__init__(
-            f"content appears to contain a secret ({names}); remove it, or pass "
+            f"{where} appears to contain a secret ({names}); remove it, or pass "
             "allow_secrets=true if storing it is intended"
         )
         self.kinds = kinds
+        self.fields = fields or ["content"]
 
 
 class Forbidden(MemorydError, PermissionError):

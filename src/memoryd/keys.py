@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Iterable, Literal
 
 from memoryd.errors import InvalidInput
-from memoryd.models import ApiKey, _check_scope, utcnow
+from memoryd.models import ApiKey, check_scope, utcnow
 
 KeyScope = Literal["read", "write", "admin"]
 SCOPE_ORDER: dict[str, int] = {"read": 0, "write": 1, "admin": 2}
@@ -85,7 +85,7 @@ def make_key(
         raise InvalidInput("label must be 1-128 characters")
     if memory_scope is not None:
         try:
-            _check_scope(memory_scope)
+            check_scope(memory_scope)
         except ValueError as exc:
             raise InvalidInput(f"memory_scope: {exc}") from exc
     if agent_id is not None and not (0 < len(agent_id) <= 256):

@@ -3,6 +3,7 @@ a caller's fields into a memory ready to store."""
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from datetime import datetime
 from typing import Any, Mapping
@@ -20,6 +21,9 @@ from memoryd.errors import (
 )
 from memoryd.models import Memory, NewMemory, RestoredMemory
 
+# The fields of a new memory that hold free text (and may hold a pasted credential).
+_SCREENED = ("content", "summary", "category", "subcategory", "source", "tags", "metadata")
+
 
 def utf8(text: str, what: str) -> bytes:
     """``text`` as UTF-8, or InvalidInput (lone surrogates from JSON cannot be stored)."""
@@ -30,11 +34,11 @@ def utf8(text: str, what: str) -> bytes:
 
 
 def check_content(ctx: EngineContext, content: Any) -> str:
-    """Content a memory may hold: a non-blank string within the size limit."""
+    """Content a memory may hold: a string with something visible in it, within the size limit."""
     if not isinstance(content, str):
         raise InvalidInput(f"content must be a string, not {type(content).__name__}")
-    if not content.strip():
-        raise EmptyContent("content is empty")
+    if not any(_visible(ch) for ch in content):
+        raise EmptyContent("content is empty (or only invisible characters)")
     size = len(utf8(content, "content"))
     limit = ctx.settings.max_content_bytes
     if size > limit:
@@ -45,17 +49,43 @@ def check_content(ctx: EngineContext, content: Any) -> str:
     return content
 
 
-def screen(ctx: EngineContext, content: str, allow_secrets: bool) -> str:
-    """Apply secret scanning to content about to be stored (refuse, redact or allow)."""
+def _visible(ch: str) -> bool:
+    """Not white space, not a control or format character (zero-width spaces, BOM, ...)."""
+    return not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn")
+
+
+def screen(ctx: EngineContext, text: str, allow_secrets: bool, field: str = "content") -> str:
+    """Apply secret scanning to one text about to be stored (refuse, redact or allow)."""
+    return screen_fields(ctx, {field: text}, allow_secrets)[field]
+
+
+def screen_fields(ctx: EngineContext, fields: dict[str, Any], allow_secrets: bool) -> dict[str, Any]:
+    """Every text in ``fields`` (strings, lists and JSON objects, keys included) scanned for
+    credentials: refused naming the fields, redacted, or allowed, as the settings say."""
     mode = ctx.settings.secrets_mode
     if allow_secrets or mode == "allow":
-        return content
-    findings = secrets.scan(content)
-    if not findings:
-        return content
-    if mode == "redact":
-        return secrets.redact(content, findings)
-    raise SecretDetected(list(dict.fromkeys(f.kind for f in findings)))
+        return fields
+    found: dict[str, list[str]] = {}
+    screened = {name: _screen_value(value, name, mode, found) for name, value in fields.items()}
+    if found and mode != "redact":
+        kinds = list(dict.fromkeys(k for ks in found.values() for k in ks))
+        raise SecretDetected(kinds, list(found))
+    return screened
+
+
+def _screen_value(value: Any, path: str, mode: str, found: dict[str, list[str]]) -> Any:
+    if isinstance(value, str):
+        findings = secrets.scan(value)
+        if not findings:
+            return value
+        found[path] = [f.kind for f in findings]
+        return secrets.redact(value, findings) if mode == "redact" else value
+    if isinstance(value, dict):
+        return {_screen_value(k, f"{path} key", mode, found):
+                _screen_value(v, f"{path}.{k}", mode, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_screen_value(v, f"{path}[{i}]", mode, found) for i, v in enumerate(value)]
+    return value
 
 
 def new_memory(
@@ -70,9 +100,11 @@ def new_memory(
         except ValidationError as exc:
             raise InvalidInput(validation_message(exc)) from exc
     check_content(ctx, new.content)
-    screened = screen(ctx, new.content, allow_secrets)
-    if screened != new.content:
-        new = new.model_copy(update={"content": screened, "embed_text": None})
+    texts = {name: getattr(new, name) for name in _SCREENED if getattr(new, name)}
+    screened = screen_fields(ctx, texts, allow_secrets)
+    changed = {k: v for k, v in screened.items() if v != texts[k]}
+    if changed:
+        new = new.model_copy(update={**changed, "embed_text": None})
     return ctx.access.stamp(new, ctx.actor)
 
 

@@ -50,6 +50,7 @@ from memoryd.ledger import LedgerEntry, LedgerReport
 from memoryd.llm import ChatClient, client_from_settings
 from memoryd.models import (
     ApiKey,
+    FILTER_NAMES,
     CodebaseContext,
     ConsolidationReport,
     Edge,
@@ -68,7 +69,6 @@ from memoryd.models import (
 )
 from memoryd.store.base import Actor, ListOrder, Store
 
-_FILTER_NAMES = set(SearchFilters.model_fields)
 
 
 class Engine:
@@ -500,14 +500,16 @@ def _filters(filters: SearchFilters | Mapping[str, Any] | None, **kwargs: Any) -
 
     given = {k: v for k, v in kwargs.items() if v is not None}
     if isinstance(filters, SearchFilters):
+        if not given:
+            return filters  # already validated
         data = filters.model_dump(exclude_unset=True)
     else:
         data = dict(filters or {})
     unknown = set(data) | set(given)
-    unknown -= _FILTER_NAMES
+    unknown -= FILTER_NAMES
     if unknown:
         raise InvalidFilter(f"unknown filter(s): {', '.join(sorted(unknown))}; "
-                            f"known: {', '.join(sorted(_FILTER_NAMES))}")
+                            f"known: {', '.join(sorted(FILTER_NAMES))}")
     data.update(given)
     try:
         return SearchFilters.model_validate(data)

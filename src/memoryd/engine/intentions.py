@@ -13,6 +13,7 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memoryd.cognition.globs import glob_match
+from memoryd.engine.checks import screen
 from memoryd.engine.context import EngineContext
 from memoryd.errors import InvalidInput, validation_message
 from memoryd.models import Intention, IntentionTrigger, Priority
@@ -44,6 +45,7 @@ def set_intention(
     """Record an intention; a time trigger with ``in_minutes`` becomes an absolute due time."""
     if not isinstance(description, str) or not description.strip():
         raise InvalidInput("description is empty")
+    description = screen(ctx, description, False, "description")
     if priority not in _PRIORITY_ORDER:
         raise InvalidInput(f"priority must be one of {', '.join(_PRIORITY_ORDER)}")
     try:

@@ -6,11 +6,12 @@ from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import ValidationError
 
-from memoryd.engine.checks import build, check_content, new_memory, screen
+from memoryd.engine.checks import build, check_content, new_memory, screen_fields
 from memoryd.engine.context import EngineContext
 from memoryd.engine.graph import session_edges
 from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.models import Memory, MemoryPatch, NewMemory
+from memoryd.models.fields import check_validity
 
 
 def add_many(
@@ -52,16 +53,22 @@ def update(ctx: EngineContext, memory_id: str, changes: Mapping[str, Any],
             dict(changes))
     except ValidationError as exc:
         raise InvalidInput(validation_message(exc)) from exc
-    data = patch.model_dump(exclude_unset=True)
+    data = patch.changes()
     if not data:
         raise InvalidInput("nothing to update: pass at least one field")
-    ctx.get(memory_id)
+    current = ctx.get(memory_id)
+    try:
+        check_validity(data.get("valid_from", current.valid_from),
+                       data.get("valid_until", current.valid_until))
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from exc
     if "scope" in data and ctx.access.scope not in (None, data["scope"]):
         raise Forbidden(f"this key cannot move a memory out of scope {ctx.access.scope!r}")
     vector = None
     if "content" in data:
         check_content(ctx, data["content"])
-        data["content"] = screen(ctx, data["content"], allow_secrets)
+    data = screen_fields(ctx, data, allow_secrets)
+    if "content" in data:
         vector = ctx.embedder.embed([data["content"]])[0]
     data["updated_at"] = ctx.clock()
     return ctx.store.update(memory_id, data, ctx.actor, vector=vector)

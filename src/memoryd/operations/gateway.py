@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from memoryd.cognition.extraction import Message
-from memoryd.models import IngestResult, Intention, NodeType
-from memoryd.operations.registry import Caller, Strict, Timeframe, operation
+from memoryd.models import IngestResult, Intention, NodeType, Timeframe
+from memoryd.operations.registry import Caller, Strict, operation
 from memoryd.retrieval.context import label_of, relative_time
 
 if TYPE_CHECKING:

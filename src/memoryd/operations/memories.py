@@ -3,7 +3,6 @@ and the REST resources (create, get, update, delete, list, history)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -14,11 +13,15 @@ from memoryd.models import (
     HistoryEntry,
     IngestResult,
     Memory,
+    MemoryFields,
+    MemoryPatch,
     MemoryStateReport,
-    NodeType,
-    Severity,
+    NewMemory,
+    Strict,
 )
-from memoryd.operations.registry import Caller, MemoryId, Strict, operation
+from memoryd.models.derive import pick
+from memoryd.models.fields import Category, Content, Importance, StrictValidity, Summary, Tags
+from memoryd.operations.registry import Caller, MemoryId, operation
 from memoryd.operations.search import FilterFields
 
 if TYPE_CHECKING:
@@ -26,32 +29,20 @@ if TYPE_CHECKING:
 
 
 # --- smart ingest -------------------------------------------------------------------
-class IngestFields(Strict):
-    """What a memory to ingest may carry."""
-
-    node_type: NodeType = Field(
-        "fact", description="fact, preference, decision, pattern, event, error, ..."
-    )
-    tags: list[str] = Field(default_factory=list, max_length=64)
-    source: str | None = Field(None, max_length=1024, description="Where it came from.")
-    summary: str | None = Field(None, max_length=2000)
-    category: str | None = Field(None, max_length=128)
-    subcategory: str | None = Field(None, max_length=128)
-    importance: float | None = Field(None, ge=0.0, le=1.0)
-    severity: Severity | None = None
-    scope: str | None = Field(None, description="'user' (default) or 'project:<name>'.")
-    session_id: str | None = Field(None, max_length=256)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+_INGEST_FIELDS = ["node_type", "tags", "source", "summary", "category", "subcategory",
+                  "importance", "severity", "scope", "session_id", "metadata"]
+IngestFields = pick(MemoryFields, _INGEST_FIELDS, name="IngestFields",
+                    doc="What a memory to ingest may carry.", nullable=("importance", "scope"))
 
 
-class IngestItem(IngestFields):
-    content: str = Field(min_length=1, description="The memory, in one or a few sentences.")
+class IngestItem(IngestFields):  # type: ignore[valid-type,misc]
+    content: Content
 
 
-class IngestInput(IngestFields):
+class IngestInput(IngestFields):  # type: ignore[valid-type,misc]
     """Arguments of smart_ingest: one ``content`` or up to 50 ``items``."""
 
-    content: str | None = Field(None, min_length=1, description="The memory to store.")
+    content: Content | None = None
     items: list[IngestItem] | None = Field(
         None, min_length=1, max_length=50, description="A batch (instead of content)."
     )
@@ -122,7 +113,11 @@ def smart_ingest(engine: Engine, data: IngestInput, caller: Caller) -> IngestOut
 
 
 # --- one memory ---------------------------------------------------------------------
-class MemoryActionInput(Strict):
+_EDIT_FIELDS = ["content", "summary", "node_type", "category", "tags", "importance",
+                "severity", "metadata"]
+
+
+class MemoryActionInput(pick(MemoryPatch, _EDIT_FIELDS, name="MemoryEdit")):  # type: ignore[misc]
     """Arguments of the memory tool."""
 
     action: Literal[
@@ -130,14 +125,6 @@ class MemoryActionInput(Strict):
     ]
     id: str = MemoryId
     reason: str | None = Field(None, max_length=2000, description="Why (promote, demote).")
-    content: str | None = Field(None, min_length=1, description="New content (edit).")
-    summary: str | None = None
-    node_type: NodeType | None = None
-    category: str | None = Field(None, max_length=128)
-    tags: list[str] | None = Field(None, max_length=64)
-    importance: float | None = Field(None, ge=0.0, le=1.0)
-    severity: Severity | None = None
-    metadata: dict[str, Any] | None = None
 
     def changes(self) -> dict[str, Any]:
         return self.model_dump(exclude={"action", "id", "reason"}, exclude_none=True)
@@ -257,14 +244,12 @@ def demote(engine: Engine, data: FeedbackInput, caller: Caller) -> Memory:
 class MemoryStoreInput(Strict):
     """Arguments of memory_store (the AgentOS / OpenClaw memory tool)."""
 
-    summary: str | None = Field(None, max_length=2000, description="One line: what to remember.")
+    summary: Summary | None = Field(None, description="One line: what to remember.")
     detail: str | None = Field(None, description="The full text (defaults to summary).")
     text: str | None = Field(None, description="Alias of detail (memory-lancedb's name).")
-    category: str | None = Field(
-        None, max_length=128, description="e.g. conversation, diagnosis, error."
-    )
-    tags: list[str] = Field(default_factory=list, max_length=64)
-    importance: float | None = Field(None, ge=0.0, le=1.0)
+    category: Category | None = Field(None, description="e.g. conversation, diagnosis, error.")
+    tags: Tags = Field(default_factory=list)
+    importance: Importance | None = None
 
     @model_validator(mode="after")
     def _some_text(self) -> MemoryStoreInput:
@@ -298,24 +283,16 @@ def memory_store(engine: Engine, data: MemoryStoreInput, caller: Caller) -> Inge
 
 
 # --- resources (REST /api/v1) --------------------------------------------------------
-class MemoryCreateInput(Strict):
+_CREATE_FIELDS = ["content", "summary", "node_type", "category", "subcategory", "tags",
+                  "source", "session_id", "scope", "importance", "severity", "created_at",
+                  "valid_from", "valid_until", "metadata"]
+
+
+class MemoryCreateInput(pick(NewMemory, _CREATE_FIELDS, name="MemoryFieldsGiven",  # type: ignore[misc]
+                             nullable=("scope",), base=StrictValidity)):
     """A memory to store as given (no similarity gating)."""
 
-    content: str = Field(min_length=1)
-    summary: str | None = None
-    node_type: NodeType = "fact"
-    category: str | None = Field(None, max_length=128)
-    subcategory: str | None = Field(None, max_length=128)
-    tags: list[str] = Field(default_factory=list, max_length=64)
-    source: str | None = Field(None, max_length=1024)
-    session_id: str | None = Field(None, max_length=256)
-    scope: str | None = None
-    importance: float = Field(0.5, ge=0.0, le=1.0)
-    severity: Severity | None = None
-    created_at: datetime | None = None
-    valid_from: datetime | None = None
-    valid_until: datetime | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    content: Content
 
 
 @operation(
@@ -323,8 +300,8 @@ class MemoryCreateInput(Strict):
 )
 def memory_create(engine: Engine, data: MemoryCreateInput, caller: Caller) -> Memory:
     """Store one memory exactly as given (use smart_ingest to deduplicate)."""
-    fields = data.model_dump(exclude_none=True)
-    return engine.add(fields.pop("content"), **fields)
+    new = NewMemory.model_validate(data.model_dump(exclude_none=True))
+    return engine.add_many([new])[0]
 
 
 class MemoryIdInput(Strict):
@@ -345,20 +322,16 @@ def memory_get(engine: Engine, data: MemoryIdInput, caller: Caller) -> Memory:
     return engine.get(data.id)
 
 
-class MemoryUpdateInput(Strict):
+_UPDATE_FIELDS = ["content", "summary", "node_type", "category", "subcategory", "tags",
+                  "source", "importance", "severity", "valid_from", "valid_until", "metadata"]
+
+
+class MemoryUpdateInput(pick(MemoryPatch, _UPDATE_FIELDS, name="MemoryChanges",  # type: ignore[misc]
+                             base=StrictValidity)):
+    """Changes to a memory: fields left out stay as they are; null clears a field that may be
+    empty and is refused for one that may not."""
+
     id: str = MemoryId
-    content: str | None = Field(None, min_length=1)
-    summary: str | None = None
-    node_type: NodeType | None = None
-    category: str | None = Field(None, max_length=128)
-    subcategory: str | None = Field(None, max_length=128)
-    tags: list[str] | None = Field(None, max_length=64)
-    source: str | None = Field(None, max_length=1024)
-    importance: float | None = Field(None, ge=0.0, le=1.0)
-    severity: Severity | None = None
-    valid_from: datetime | None = None
-    valid_until: datetime | None = None
-    metadata: dict[str, Any] | None = None
 
 
 @operation(

@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Callable, Mapping, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.keys import KeyScope, grants
-from memoryd.models import ApiKey
+from memoryd.models import ApiKey, Strict
 
 if TYPE_CHECKING:  # the engine (and numpy) load on first use: `memoryd mcp` starts faster
     from memoryd.engine import Access, Engine
     from memoryd.store.base import Actor
 
-Timeframe = Literal["1h", "24h", "7d", "30d", "90d", "all"]
 ALL_SCOPES: frozenset[str] = frozenset({"read", "write", "admin"})
 # Where HTTP auth leaves the verified Caller in the ASGI scope (read by routes and MCP tools).
 CALLER_SCOPE_KEY = "memoryd.caller"
@@ -145,7 +144,10 @@ class Operation:
         caller.require(self.needed_scope(data))
         if caller.bound and not self.bound_ok:
             raise Forbidden(f"{self.name} is not available to a key bound to a scope or agent")
-        return self.handler(engine.acting_as(caller.actor(), caller.access()), data, caller)
+        try:
+            return self.handler(engine.acting_as(caller.actor(), caller.access()), data, caller)
+        except ValidationError as exc:  # a model built from the input inside the handler
+            raise InvalidInput(validation_message(exc)) from exc
 
 
 REGISTRY: dict[str, Operation] = {}
@@ -251,12 +253,6 @@ def _decode_json_strings(model: type[BaseModel], data: dict[str, Any]) -> dict[s
             except ValueError:
                 pass
     return data
-
-
-class Strict(BaseModel):
-    """Base of input models: unknown fields are errors that name the field."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class NoInput(Strict):

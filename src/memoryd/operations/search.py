@@ -5,41 +5,26 @@ from __future__ import annotations
 
 import fnmatch
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from memoryd.models import Memory, NodeType, SearchHit, Tier
-from memoryd.operations.registry import Caller, Strict, Timeframe, operation
+from memoryd.models import FILTER_NAMES, Memory, SearchFilters, SearchHit, Timeframe
+from memoryd.operations.registry import Caller, Strict, operation
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
 
 
 # --- shared pieces ------------------------------------------------------------------
-Tags = Field(default=None, max_length=64, description="Tags (any match).")
+class FilterFields(SearchFilters):
+    """Filters shared by search and list (the engine's own model, taken as given)."""
 
-
-class FilterFields(Strict):
-    """Filters shared by search and list."""
-
-    timeframe: Timeframe | None = Field(
-        None, description="Only memories created within this window."
-    )
-    since: datetime | None = None
-    until: datetime | None = None
-    node_types: list[NodeType] | None = Field(None, description="Only these node types.")
-    categories: list[str] | None = None
-    tags: list[str] | None = Tags
-    tags_mode: Literal["any", "all"] = "any"
-    scope: str | None = Field(None, description="'user' or 'project:<name>'.")
-    agent_id: str | None = Field(None, description="Only memories stored by this agent.")
-    session_id: str | None = None
-    tiers: list[Tier] | None = None
-    include_superseded: bool = False
-
-    def filters(self) -> dict[str, Any]:
-        return self.model_dump(include=set(FilterFields.model_fields), exclude_defaults=True)
+    def filters(self) -> SearchFilters:
+        """Just the filter fields the caller set, as the engine's model (no re-validation)."""
+        given = self.model_fields_set & FILTER_NAMES
+        return SearchFilters.model_construct(_fields_set=given,
+                                             **{n: getattr(self, n) for n in given})
 
 
 class SearchItem(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memoryd.store.base import KeywordHit, VectorHit
+from memoryd.models import KeywordHit, VectorHit
 
 
 @dataclass

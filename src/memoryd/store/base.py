@@ -36,13 +36,17 @@ from memoryd.models import (
     Edge,
     HistoryEntry,
     Intention,
+    KeywordHit,
     Memory,
     SchedulingState,
     SearchFilters,
     StoreStats,
+    VectorHit,
 )
 from memoryd.store import policy
 from memoryd.store.filters import LIST_ORDERS
+
+__all__ = ["Actor", "KeywordHit", "ListOrder", "Store", "VectorHit"]
 
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
 
@@ -54,22 +58,6 @@ class Actor:
     name: str | None = None  # e.g. "key:<label>", "cli", "import"
     agent_id: str | None = None
     key_label: str | None = None  # the API key the change came through, if any
-
-
-@dataclass(frozen=True)
-class KeywordHit:
-    """A keyword (BM25) candidate: higher score is better."""
-
-    memory_id: str
-    score: float
-
-
-@dataclass(frozen=True)
-class VectorHit:
-    """A vector candidate: cosine similarity in [-1, 1]."""
-
-    memory_id: str
-    similarity: float
 
 
 class Store(ABC):

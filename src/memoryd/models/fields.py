@@ -1,0 +1,147 @@
+"""The building blocks of memoryd's models, each defined once: closed sets of values, field
+types with their limits, and the checks every input passes (finite numbers, dates that survive
+time-zone arithmetic, bounded JSON).
+
+Input models are made of these types, so a limit changes in one place for every face.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+NodeType = Literal[
+    "fact", "preference", "decision", "pattern", "event", "observation", "note", "concept",
+    "person", "code", "message", "summary", "insight", "error", "task", "intention",
+]
+NODE_TYPES: tuple[str, ...] = get_args(NodeType)
+Tier = Literal["hot", "warm", "cold"]
+Severity = Literal["low", "medium", "high", "critical"]
+Timeframe = Literal["1h", "24h", "7d", "30d", "90d", "all"]
+TIMEFRAMES: dict[str, timedelta | None] = {
+    "1h": timedelta(hours=1), "24h": timedelta(hours=24), "7d": timedelta(days=7),
+    "30d": timedelta(days=30), "90d": timedelta(days=90), "all": None,
+}
+assert tuple(TIMEFRAMES) == get_args(Timeframe)
+
+_SCOPE_RE = re.compile(r"^(user|project:[A-Za-z0-9_.\-/]{1,128})$")
+TAG_MAX_CHARS = 64
+JSON_MAX_DEPTH = 10
+JSON_MAX_BYTES = 64 * 1024
+_EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
+_LATEST = datetime(9999, 12, 30, tzinfo=timezone.utc)
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(timezone.utc)
+
+
+def as_utc(value: datetime) -> datetime:
+    """Treat naive datetimes as UTC and convert aware ones to UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def check_utc(value: datetime) -> datetime:
+    """A datetime in UTC, refused when it is too close to the ends of the calendar for time-zone
+    arithmetic (years 1 and 9999)."""
+    try:
+        utc = as_utc(value)
+    except (OverflowError, ValueError):
+        raise ValueError("date is out of range (years 0001-9999 in UTC)") from None
+    if not _EARLIEST <= utc <= _LATEST:
+        raise ValueError("date is out of range (years 0001-9999 in UTC)")
+    return utc
+
+
+def check_scope(value: str) -> str:
+    """``user`` or ``project:<name>``."""
+    if not _SCOPE_RE.match(value):
+        raise ValueError("scope must be 'user' or 'project:<name>'")
+    return value
+
+
+def clean_tags(tags: list[str]) -> list[str]:
+    """Tags stripped, de-duplicated in order; blank or over-long tags refused."""
+    out: list[str] = []
+    for tag in tags:
+        tag = tag.strip()
+        if not tag:
+            raise ValueError("tags must be non-empty strings")
+        if len(tag) > TAG_MAX_CHARS:
+            raise ValueError(f"tag longer than {TAG_MAX_CHARS} characters: {tag[:20]!r}...")
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+def check_json(value: Any) -> Any:
+    """A JSON value memoryd will store: at most ``JSON_MAX_DEPTH`` levels, ``JSON_MAX_BYTES``
+    serialised, string keys, finite numbers only."""
+    _walk_json(value, 1)
+    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if size > JSON_MAX_BYTES:
+        raise ValueError(f"is {size} bytes as JSON; the limit is {JSON_MAX_BYTES}")
+    return value
+
+
+def _walk_json(value: Any, depth: int) -> None:
+    if depth > JSON_MAX_DEPTH:
+        raise ValueError(f"nests deeper than {JSON_MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError("object keys must be strings")
+            _walk_json(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _walk_json(item, depth + 1)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("numbers must be finite (no NaN or Infinity)")
+    elif value is not None and not isinstance(value, (str, int, float, bool)):
+        raise ValueError(f"cannot hold a {type(value).__name__}")
+
+
+UTCDateTime = Annotated[datetime, AfterValidator(check_utc)]
+Scope = Annotated[str, AfterValidator(check_scope), Field(
+    description="'user' (default) or 'project:<name>'.")]
+Tags = Annotated[list[str], AfterValidator(clean_tags), Field(
+    max_length=64, description="Labels for filtering (each at most 64 characters).")]
+Metadata = Annotated[dict[str, Any], AfterValidator(check_json), Field(
+    description="Free-form JSON object (at most 10 levels deep, 64 KiB).")]
+Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0..1; how much it matters.")]
+Summary = Annotated[str, Field(max_length=2000, description="A one-line summary.")]
+Category = Annotated[str, Field(max_length=128, description="A category, e.g. 'error'.")]
+Source = Annotated[str, Field(max_length=1024, description="Where it came from.")]
+Label = Annotated[str, Field(max_length=256)]
+Content = Annotated[str, Field(min_length=1, description="The memory, in one or a few sentences.")]
+MemoryIdText = Annotated[str, Field(min_length=1, max_length=256, description="The memory's id.")]
+
+
+class Strict(BaseModel):
+    """Base of input models: unknown fields are errors that name the field; numbers must be
+    finite."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def check_validity(valid_from: datetime | None, valid_until: datetime | None) -> None:
+    """``valid_from`` must not be after ``valid_until``."""
+    if valid_from is not None and valid_until is not None and valid_from > valid_until:
+        raise ValueError("valid_from must not be after valid_until")
+
+
+class StrictValidity(Strict):
+    """An input model whose ``valid_from`` (if it has one) is not after its ``valid_until``."""
+
+    @model_validator(mode="after")
+    def _validity(self) -> StrictValidity:
+        check_validity(getattr(self, "valid_from", None), getattr(self, "valid_until", None))
+        return self

@@ -1,0 +1,177 @@
+"""The layer rules of docs/architecture.md, checked by reading the code (nothing is run).
+
+1. no import cycle in src/memoryd;
+2. no ``.store`` access outside the engine package;
+3. faces import no engine, store or cognition module at run time;
+4. cognition/ and retrieval/ are pure;
+5. nothing below the faces imports a face;
+6. modules stay under 500 lines and functions under 60 (SQL migrations excepted);
+7. every operation has a face (a route or a tool) and a description.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import memoryd
+from memoryd.api.routes import BINDINGS
+from memoryd.operations import REGISTRY, tool_operations
+
+PACKAGE = Path(memoryd.__file__).parent
+FACES = ("memoryd.api", "memoryd.mcp", "memoryd.cli")
+FACE_MAY_IMPORT = (
+    "memoryd.api", "memoryd.mcp", "memoryd.cli", "memoryd.operations", "memoryd.opening",
+    "memoryd.config", "memoryd.errors", "memoryd.models", "memoryd.keys", "memoryd.migrate",
+    "memoryd.dates",
+)
+PURE = ("memoryd.cognition", "memoryd.retrieval")
+IMPURE = ("memoryd.engine", "memoryd.store", "memoryd.operations", *FACES)
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = ("memoryd",) + path.relative_to(PACKAGE).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path, *, runtime_only: bool) -> set[str]:
+    """memoryd modules imported by a module (optionally skipping TYPE_CHECKING blocks)."""
+    tree = ast.parse(path.read_text())
+    skip: set[int] = set()
+    if runtime_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                skip |= {id(n) for child in node.body for n in ast.walk(child)}
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return {_resolve(m) for m in found if m == "memoryd" or m.startswith("memoryd.")} - {None}
+
+
+def _resolve(module: str) -> str | None:
+    while module and module not in MODULES:
+        module = module.rpartition(".")[0]
+    return module or None
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def test_no_import_cycles() -> None:
+    graph = {
+        m: {t for t in _imports(m, p, runtime_only=False)
+            if t != m and not (m.startswith(t + ".") and MODULES[t].name == "__init__.py")}
+        for m, p in MODULES.items()
+    }
+    cycles = _strongly_connected(graph)
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in cycles)
+
+
+def test_only_the_engine_touches_the_store() -> None:
+    offenders = []
+    for name, path in MODULES.items():
+        if _within(name, ("memoryd.engine", "memoryd.store")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in ("store", "_ctx"):
+                offenders.append(f"{name}:{node.lineno} .{node.attr}")
+    assert not offenders, offenders
+
+
+def test_faces_reach_the_engine_only_through_operations() -> None:
+    for name, path in MODULES.items():
+        if _within(name, FACES):
+            bad = {m for m in _imports(name, path, runtime_only=True)
+                   if m != "memoryd" and not _within(m, FACE_MAY_IMPORT)}
+            assert not bad, f"{name} imports {sorted(bad)}"
+
+
+def test_pure_layers_are_pure() -> None:
+    for name, path in MODULES.items():
+        if _within(name, PURE):
+            bad = {m for m in _imports(name, path, runtime_only=False) if _within(m, IMPURE)}
+            assert not bad, f"{name} imports {sorted(bad)}"
+
+
+def test_nothing_below_the_faces_imports_a_face() -> None:
+    for name, path in MODULES.items():
+        if not _within(name, FACES) and name != "memoryd.operations":
+            bad = {m for m in _imports(name, path, runtime_only=True) if _within(m, FACES)}
+            assert not bad, f"{name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_and_functions_stay_small(name: str) -> None:
+    text = MODULES[name].read_text()
+    assert len(text.splitlines()) <= MAX_MODULE_LINES, f"{name} has {len(text.splitlines())} lines"
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+            migration = name.endswith("_schema") and node.name.startswith("m0")
+            assert migration or length <= MAX_FUNCTION_LINES, (
+                f"{name}.{node.name} has {length} lines")
+
+
+def test_every_operation_has_a_face_and_every_face_an_operation() -> None:
+    exposed = {b.op for b in BINDINGS} | {op.name for op in tool_operations().values()}
+    assert exposed == set(REGISTRY)
+    for op in REGISTRY.values():
+        assert op.description and op.title, op.name
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm: the components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for vertex in graph:
+        if vertex not in index:
+            visit(vertex)
+    return found
