@@ -1,0 +1,73 @@
+"""Fitting and checking the relevance model: logistic regression, CV halves, calibration.
+
+The model is fitted on labelled (query, candidate) pairs (weights kept >= 0): BEAM evidence messages are
+positives; every other candidate of the pool, and every candidate of an abstention,
+foreign or unrelated query, is a negative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from bench.recall.pipeline import Pool
+from memoryd.retrieval.relevance import FEATURES, RelevanceModel
+
+#: Conversations in each cross-validation half (odd / even numbers).
+HALVES = {"odd": frozenset(range(1, 21, 2)), "even": frozenset(range(2, 21, 2))}
+
+
+def fit(pools: Sequence[Pool], columns: Sequence[int] | None = None, l2: float = 1e-5) -> RelevanceModel:
+    """Logistic regression with every weight >= 0 (more evidence never lowers relevance).
+
+    Minimises the mean log loss plus ``l2`` times the squared weights (L-BFGS-B with
+    bounds); features outside ``columns`` get weight 0.
+    """
+    from scipy.optimize import minimize
+
+    cols = list(range(len(FEATURES))) if columns is None else list(columns)
+    x = np.vstack([p.x for p in pools])[:, cols]
+    y = np.concatenate([p.labels for p in pools]).astype(np.float64)
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = theta[0] + x @ theta[1:]
+        p = 1.0 / (1.0 + np.exp(-z))
+        value = np.mean(np.logaddexp(0.0, z) - y * z) + l2 * float(theta[1:] @ theta[1:])
+        grad_z = (p - y) / len(y)
+        grad = np.concatenate([[grad_z.sum()], x.T @ grad_z + 2 * l2 * theta[1:]])
+        return float(value), grad
+
+    start = np.zeros(len(cols) + 1)
+    bounds = [(None, None)] + [(0.0, None)] * len(cols)
+    result = minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000})
+    weights = [0.0] * len(FEATURES)
+    for j, col in enumerate(cols):
+        weights[col] = float(result.x[j + 1])
+    return RelevanceModel(intercept=float(result.x[0]), weights=tuple(weights))
+
+
+def reliability(prob: np.ndarray, labels: np.ndarray, bins: int = 10) -> dict:
+    """Reliability table (equal-width bins), Brier score and expected calibration error."""
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    rows = []
+    ece = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        sel = (prob >= lo) & ((prob < hi) if hi < 1.0 else (prob <= hi))
+        n = int(sel.sum())
+        if n == 0:
+            rows.append({"bin": f"{lo:.1f}-{hi:.1f}", "n": 0, "predicted": None, "observed": None})
+            continue
+        pred, obs = float(prob[sel].mean()), float(labels[sel].mean())
+        ece += n / len(prob) * abs(pred - obs)
+        rows.append({"bin": f"{lo:.1f}-{hi:.1f}", "n": n, "predicted": round(pred, 4),
+                     "observed": round(obs, 4)})
+    brier = float(np.mean((prob - labels) ** 2)) if len(prob) else 0.0
+    return {"rows": rows, "brier": round(brier, 5), "ece": round(ece, 4), "pairs": int(len(prob)),
+            "positives": int(labels.sum())}
+
+
+def model_dict(model: RelevanceModel) -> dict:
+    """The model as plain numbers (for the JSON and the printed constants)."""
+    return {"intercept": round(model.intercept, 4),
+            "weights": {f: round(w, 4) for f, w in zip(FEATURES, model.weights)}}
