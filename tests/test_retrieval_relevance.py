@@ -76,7 +76,7 @@ def test_scores_are_probabilities_sorted_best_first(embed) -> None:
 def test_features_are_relative_to_the_query_best() -> None:
     feats = candidate_features([0.5, None, 0.2], [1.0, 0.5, 0.0], [0.9, 0.4, 0.0], [4.0, 2.0, 0.0])
     assert [f.cosine_gap for f in feats] == pytest.approx([0.0, -0.5, -0.3])
-    assert [f.keyword_share for f in feats] == pytest.approx([1.0, 0.5, 0.0])
+    assert [f.keyword_lead for f in feats] == pytest.approx([0.9, 0.5 * 0.4, 0.0])
     assert candidate_features([], [], [], []) == []
 
 
@@ -90,9 +90,12 @@ def test_bad_input_is_rejected() -> None:
         relevance_scores(["x"], [Candidate("a", 3, {})], stats, [])
 
 
-def test_probability_rises_with_each_feature() -> None:
+def test_more_evidence_never_lowers_the_probability() -> None:
     base = CandidateFeatures(0.3, -0.1, 0.3, 0.3, 0.3)
     p = DEFAULT_MODEL.probability(base)
-    for name in ("cosine", "coverage"):
+    for name in base.__dict__:
+        higher = CandidateFeatures(**{**base.__dict__, name: getattr(base, name) + 0.3})
+        assert DEFAULT_MODEL.probability(higher) >= p, name
+    for name in ("cosine", "keyword_lead"):
         higher = CandidateFeatures(**{**base.__dict__, name: getattr(base, name) + 0.3})
         assert DEFAULT_MODEL.probability(higher) > p, name

@@ -12,7 +12,7 @@ import numpy as np
 from bench.recall import metrics as M
 from bench.recall.candidates import KINDS, Query, TermIndex
 from bench.recall.corpus import Corpus
-from bench.recall.fit import HALVES, fit, model_dict, reliability
+from bench.recall.fit import HALVES, fit, fit_listwise, model_dict, reliability
 from bench.recall.pipeline import (
     KeywordConfig,
     Pool,
@@ -37,13 +37,19 @@ SHIPPED_KEYWORD = KeywordConfig("porter", 5.0, 1.0)
 #: Feature subsets of the relevance model compared by cross-validation (column indices).
 MODELS = {
     "full": [0, 1, 2, 3, 4],
+    "full, listwise": [0, 1, 2, 3, 4],
     "cosine+coverage": [0, 2],
     "absolute only": [0, 2, 3],
     "relative only": [1, 4],
-    "no keyword_share": [0, 1, 2, 3],
+    "no keyword_lead": [0, 1, 2, 3],
 }
 SHIPPED_MODEL = "full"
 Ranker = Callable[[Query], Sequence[int]]
+
+
+def fitter(name: str) -> Callable[..., RelevanceModel]:
+    """The fitting procedure of a model variant (pointwise or listwise)."""
+    return fit_listwise if name.endswith("listwise") else fit
 
 
 def question_metrics(ranked: Sequence[int], q: Query) -> dict[str, float]:
@@ -104,6 +110,11 @@ def run_all(queries: list[Query], indexes: dict[int, dict[str, TermIndex]],
     res["contexts"] = context_section(queries, ans, pools)
     log("main table")
     res["main"], rankers = main_section(ans, indexes, pools["plain"], held[SHIPPED_MODEL])
+    singles = [res["main"]["tables"][n] for n in res["main"]["tables"] if n.startswith(("keyword", "vector"))]
+    for name, m in res["models"].items():
+        full = evaluate(ans, lambda q, n=name: by_probability(pools["plain"][id(q)], held[n][id(q)]))["table"]
+        m["worst_margin_hit@5"] = round(min(full[a]["hit@5"] - max(t[a]["hit@5"] for t in singles)
+                                            for a in full if a != "overall"), 4)
     res["calibration"] = calibration_section(queries, pools["plain"], held[SHIPPED_MODEL])
     log("cognitive layer")
     res["cognitive"] = extras.cognitive_section(ans, pools["plain"], held[SHIPPED_MODEL], corpora,
@@ -111,7 +122,7 @@ def run_all(queries: list[Query], indexes: dict[int, dict[str, TermIndex]],
     res["time"] = extras.time_section(ans, pools["plain"], held[SHIPPED_MODEL], corpora,
                                       question_metrics)
     res["latency"] = extras.latency_section(ans, indexes, SHIPPED_KEYWORD)
-    all_model = fit([pools["plain"][id(q)] for q in queries], MODELS[SHIPPED_MODEL])
+    all_model = fitter(SHIPPED_MODEL)([pools["plain"][id(q)] for q in queries], MODELS[SHIPPED_MODEL])
     res["fitted_all"] = model_dict(all_model)
     res["shipped"] = {"keyword": SHIPPED_KEYWORD.__dict__, "model": SHIPPED_MODEL, "pool": POOL,
                       "features": list(FEATURES)}
@@ -134,6 +145,9 @@ def keyword_section(ans: list[Query], indexes: dict[int, dict[str, TermIndex]]) 
                     "table": ev["table"]["overall"],
                     "halves": {h: _mean([r["m"] for r in ev["rows"] if half_of(r["conv"]) == h])
                                for h in HALVES}}
+    if "porter+date" in ans[0].matches:
+        out["dated"] = {name: evaluate(ans, lambda q, c=KeywordConfig(name, 5.0, 1.0): keyword_ranking(
+            q, idx(q), c))["table"] for name in ("porter", "porter+date")}
     out["prepool"] = {}
     for size in (20, 50, 100):
         def rescored(q: Query, n: int = size) -> list[int]:
@@ -160,7 +174,7 @@ def cv_probabilities(queries: list[Query], pools: dict[int, Pool]
     for h in HALVES:
         train = [pools[id(q)] for q in queries if half_of(q.conv) != h]
         for name, cols in MODELS.items():
-            model = fit(train, cols)
+            model = fitter(name)(train, cols)
             fitted[name][f"fitted without {h}"] = model_dict(model)
             for q in queries:
                 if half_of(q.conv) == h:
@@ -179,7 +193,8 @@ def context_section(queries: list[Query], ans: list[Query], pools: dict[str, dic
 def cv_probabilities_one(queries: list[Query], pools: dict[int, Pool]) -> tuple[dict[int, np.ndarray], None]:
     held: dict[int, np.ndarray] = {}
     for h in HALVES:
-        model = fit([pools[id(q)] for q in queries if half_of(q.conv) != h], MODELS[SHIPPED_MODEL])
+        model = fitter(SHIPPED_MODEL)([pools[id(q)] for q in queries if half_of(q.conv) != h],
+                                      MODELS[SHIPPED_MODEL])
         for q in queries:
             if half_of(q.conv) == h:
                 held[id(q)] = probabilities(model, pools[id(q)].x)

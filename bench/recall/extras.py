@@ -16,14 +16,15 @@ from bench.recall.corpus import Corpus
 from bench.recall.pipeline import KeywordConfig, Pool, by_probability, keyword_ranking
 from memoryd.cognition.ranking import order_within_margin, recency, spread
 from memoryd.retrieval.bm25 import Candidate, CorpusStats, keyword_evidence
-from memoryd.retrieval.relevance import DEFAULT_MODEL, candidate_features
+from memoryd.retrieval.relevance import DEFAULT_MODEL, DEFAULT_RECALL_THRESHOLD, candidate_features
 from memoryd.retrieval.tokens import query_terms
 from memoryd.retrieval.when import time_window
 
-THRESHOLDS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
-TARGET_HIT_RECALL = 0.9
-MARGINS = (0.1, 0.25, 0.5, 1.0)
+THRESHOLDS = (0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
+TARGET_HIT_RECALL = 0.98  # recall first: a missing memory costs more than an extra line
+MARGINS = (0.1, 0.25, 0.5, 1.0, 2.0)
 HALF_LIFE_DAYS = 30.0
+HEAD = 30  # the search path re-ranks the first max(3 x limit, 30) fused hits
 NEGATIVE_KINDS = ("abstention", "foreign", "unrelated")
 
 
@@ -38,6 +39,9 @@ def threshold_table(queries: list[Query], pools: dict[int, Pool], held: dict[int
         t = _choose(out["halves"][h])
         out[f"chosen on {h}"] = {"threshold": t, f"held-out ({other})": out["halves"][other][f"{t:g}"]}
     out["chosen_all"] = _choose(out["halves"]["both"])
+    shipped = f"{DEFAULT_RECALL_THRESHOLD:g}"
+    out["shipped"] = {"threshold": DEFAULT_RECALL_THRESHOLD,
+                      **{h: out["halves"][h].get(shipped) for h in ("odd", "even", "both")}}
     return out
 
 
@@ -78,23 +82,30 @@ def _now(c: Corpus):
 
 def cognitive_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, np.ndarray],
                       corpora: dict[int, Corpus], qm: Callable) -> dict[str, Any]:
-    """Recency (the only cognitive signal that varies in BEAM) as a near-tie breaker."""
-    out: dict[str, Any] = {"signal": f"recency, half-life {HALF_LIFE_DAYS:g} days from the session date"}
+    """Recency (the only cognitive signal that varies in BEAM) as a near-tie breaker among
+    the first ``HEAD`` hits (the hits the search path hydrates and re-ranks)."""
+    out: dict[str, Any] = {"signal": f"recency (half-life {HALF_LIFE_DAYS:g} days) of the write time, "
+                                     f"spread over the first {HEAD} hits; BEAM gives original and updated "
+                                     "facts the same session date, so the write time is the session date "
+                                     "plus one minute per message, in conversation order (a chat import "
+                                     "writes in order)"}
     base_rows, variants = [], {m: [] for m in MARGINS}
     ku = {"without": [], **{f"margin {m:g}": [] for m in MARGINS}}
     for q in ans:
         c, p, pool = corpora[q.conv], held[id(q)], pools[id(q)]
         base = by_probability(pool, p)
         base_rows.append(qm(base, q))
-        now = _now(c)
-        bonus = spread([recency(c.created[d], now, HALF_LIFE_DAYS) if c.created[d] and now else 0.0
-                        for d in pool.docs.tolist()])
+        written = _write_times(c)
+        now = max(written) + timedelta(days=1)
+        prob = dict(zip(pool.docs.tolist(), p.tolist()))
+        head = base[:HEAD]
+        bonus = spread([recency(written[d], now, HALF_LIFE_DAYS) for d in head])
         kuq = q.ability == "knowledge_update" and "updated_info" in q.groups
         if kuq:
             ku["without"].append(M.update_order(base[:10], q.groups.get("original_info", []),
                                                 q.groups["updated_info"]))
         for m in MARGINS:
-            ranked = [int(pool.docs[i]) for i in order_within_margin(p.tolist(), bonus, m)]
+            ranked = [head[i] for i in order_within_margin([prob[d] for d in head], bonus, m)] + base[HEAD:]
             variants[m].append(qm(ranked, q))
             if kuq:
                 ku[f"margin {m:g}"].append(M.update_order(ranked[:10], q.groups.get("original_info", []),
@@ -103,6 +114,15 @@ def cognitive_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, 
     out["with"] = {f"margin {m:g}": _avg(rows) for m, rows in variants.items()}
     out["knowledge_update_order"] = {k: {s: v.count(s) for s in ("updated_first", "original_first", "neither")}
                                      for k, v in ku.items()}
+    return out
+
+
+def _write_times(c: Corpus) -> list[datetime]:
+    start = min((d for d in c.created if d is not None), default=_FIXED_NOW)
+    out, last = [], start
+    for i, d in enumerate(c.created):
+        last = max(last, d or last)
+        out.append(last + timedelta(minutes=i))
     return out
 
 

@@ -71,3 +71,56 @@ def model_dict(model: RelevanceModel) -> dict:
     """The model as plain numbers (for the JSON and the printed constants)."""
     return {"intercept": round(model.intercept, 4),
             "weights": {f: round(w, 4) for f, w in zip(FEATURES, model.weights)}}
+
+
+def fit_listwise(pools: Sequence[Pool], columns: Sequence[int] | None = None, l2: float = 1e-4
+                 ) -> RelevanceModel:
+    """Weights (>= 0) that rank each query's evidence first (softmax over its pool), then a
+    Platt scale and intercept fitted on every pair so the output is a probability again.
+
+    The result has the same form as :func:`fit` (a logistic model over the features):
+    ``sigmoid(c + a * (w · x))``.
+    """
+    from scipy.optimize import minimize
+
+    cols = list(range(len(FEATURES))) if columns is None else list(columns)
+    ranked = [(p.x[:, cols], p.labels.astype(bool)) for p in pools if p.labels.any() and len(p.labels) > 1]
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = 0.0, np.zeros_like(w)
+        for x, pos in ranked:
+            s = x @ w
+            m = s.max()
+            e = np.exp(s - m)
+            soft = e / e.sum()
+            value -= float(np.mean(s[pos]) - (m + np.log(e.sum())))
+            grad -= x[pos].mean(axis=0) - soft @ x
+        value /= len(ranked)
+        grad /= len(ranked)
+        return value + l2 * float(w @ w), grad + 2 * l2 * w
+
+    result = minimize(loss, np.ones(len(cols)), jac=True, method="L-BFGS-B",
+                      bounds=[(0.0, None)] * len(cols), options={"maxiter": 500})
+    w = result.x
+    score = [Pool(p.docs, (p.x[:, cols] @ w)[:, None], p.labels) for p in pools]
+    platt = _platt(score)
+    weights = [0.0] * len(FEATURES)
+    for j, col in enumerate(cols):
+        weights[col] = float(platt[1] * w[j])
+    return RelevanceModel(intercept=float(platt[0]), weights=tuple(weights))
+
+
+def _platt(pools: Sequence[Pool]) -> tuple[float, float]:
+    from scipy.optimize import minimize
+
+    s = np.concatenate([p.x[:, 0] for p in pools])
+    y = np.concatenate([p.labels for p in pools]).astype(np.float64)
+
+    def loss(t: np.ndarray) -> tuple[float, np.ndarray]:
+        z = t[0] + t[1] * s
+        p = 1.0 / (1.0 + np.exp(-z))
+        g = (p - y) / len(y)
+        return float(np.mean(np.logaddexp(0.0, z) - y * z)), np.array([g.sum(), g @ s])
+
+    r = minimize(loss, np.array([0.0, 1.0]), jac=True, method="L-BFGS-B", bounds=[(None, None), (0.0, None)])
+    return float(r.x[0]), float(r.x[1])

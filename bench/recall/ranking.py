@@ -44,6 +44,14 @@ def log(message: str) -> None:
     print(f"[{time.perf_counter() - _started:7.1f}s] {message}", flush=True)
 
 
+DATED = "porter+date"  # keyword text with the memory's date in words ("March 15 2024")
+
+
+def dated_texts(c: Corpus) -> list[str]:
+    """Each message with its date appended in words, so that "on April 30" can match it."""
+    return [f"{t}\n{d:%B} {d.day} {d.year}" if d else t for t, d in zip(c.texts, c.created)]
+
+
 def partner(number: int) -> int:
     """The conversation whose questions are 'foreign' here: ten apart, of another category."""
     return (number + 9) % 20 + 1
@@ -88,11 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     contexts = tuple(x for x in args.contexts.split(",") if x)
     corpora, table = load(dirs, list(UNRELATED_QUERIES), log, args.cache_dir, contexts)
     by_number = {c.number: c for c in corpora}
-    tokenizers = {s: Tokenizer(s) for s in STEMMERS}
+    tokenizers = {s: Tokenizer(s) for s in STEMMERS} | {DATED: Tokenizer("porter")}
     queries = []
     indexes: dict[int, dict[str, TermIndex]] = {}
     for c in corpora:
-        indexes[c.number] = {s: TermIndex.build(c.texts, t) for s, t in tokenizers.items()}
+        indexes[c.number] = {s: TermIndex.build(c.texts, t) for s, t in tokenizers.items() if s != DATED}
+        indexes[c.number][DATED] = TermIndex.build(dated_texts(c), tokenizers[DATED])
         queries.extend(build_queries(c, c.texts, indexes[c.number], tokenizers, table,
                                      asks_for(c, by_number)))
     user_queries, user_indexes = [], {}

@@ -106,7 +106,8 @@ def _keyword(kw: dict) -> list[str]:
     out += _head("keyword ranking")
     out.append(_row("FTS5 bm25() as shipped", kw["fts5"]["overall"]))
     grid = kw["grid"]
-    for key in ("porter k1=1.2 b=0.75", "porter k1=5 b=1", "english k1=5 b=1", "none k1=5 b=1"):
+    for key in ("porter k1=1.2 b=0.75", "porter k1=5 b=1", "english k1=5 b=1", "none k1=5 b=1",
+                "porter+date k1=5 b=1"):
         if key in grid:
             out.append(_row(f"memoryd BM25, {key}", grid[key]["table"]))
     best = max(grid, key=lambda k: sum(grid[k]["table"][m] for m in ("hit@1", "hit@5", "hit@10", "recall@10")))
@@ -114,6 +115,11 @@ def _keyword(kw: dict) -> list[str]:
     for label, r in kw["prepool"].items():
         out.append(_row(f"memoryd BM25 k1=5 b=1 over {label} (top 10 = full on {r['top10_same_as_full']})",
                         r["table"]))
+    if "dated" in kw:
+        out += ["", "The memory's date in words added to its keyword text (hit@5, k1=5 b=1), per ability:", "",
+                "| ability | without date | with date |", "|---|---:|---:|"]
+        for a, row in kw["dated"]["porter"].items():
+            out.append(f"| {a} | {row['hit@5']:.3f} | {kw['dated']['porter+date'][a]['hit@5']:.3f} |")
     out += ["", "Chosen on one half (mean of hit@1, hit@5, hit@10, recall@10), scored on the other:", ""]
     for label, r in kw["cv"].items():
         held = [v for k, v in r.items() if k.startswith("held-out")][0]
@@ -134,8 +140,9 @@ def _fusion(res: dict) -> list[str]:
     out = ["## Relevance model variants (held-out, overall)", "",
            "Each variant is a logistic model over a subset of the features, fitted on one half and "
            "scored on the other.", ""]
-    out += _head("features")
-    out += [_row(n, m["table"]["overall"]) for n, m in res["models"].items()]
+    out += _head("features", COLS + ("worst ability, hit@5 vs best single",))
+    out += [_row(n, {**m["table"]["overall"], "worst ability, hit@5 vs best single": m["worst_margin_hit@5"]},
+                 COLS + ("worst ability, hit@5 vs best single",)) for n, m in res["models"].items()]
     out += ["", "Vector text (same model features, refitted per variant):", ""]
     out += _head("vector text")
     out += [_row(ctx, t) for ctx, t in res["contexts"].items()]
@@ -176,7 +183,15 @@ def _calibration(cal: dict) -> list[str]:
         out.append(f"- chosen on {h}: {r['threshold']} → held-out hit precision {held['hit_precision']}, "
                    f"hit recall {held['hit_recall']}, answerable questions keeping evidence "
                    f"{held['answerable_keep_evidence']}, empty block for {held['empty_block']}")
-    out += [f"- chosen on all: {th['chosen_all']} (the shipped DEFAULT_RECALL_THRESHOLD)", "",
+    out += [f"- chosen on all: {th['chosen_all']}"]
+    sh = th["shipped"]
+    for h in ("odd", "even"):
+        r = sh[h]
+        if r:
+            out.append(f"- shipped DEFAULT_RECALL_THRESHOLD {sh['threshold']}, conversations {h}: hit precision "
+                       f"{r['hit_precision']}, hit recall {r['hit_recall']}, answerable questions keeping "
+                       f"evidence {r['answerable_keep_evidence']}, empty block for {r['empty_block']}")
+    out += ["",
             "| threshold | hit precision | hit recall | answerable keep evidence | hits kept/query | "
             "empty: abstention | empty: foreign | empty: unrelated |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for t, r in th["halves"]["both"].items():
@@ -189,7 +204,7 @@ def _calibration(cal: dict) -> list[str]:
 def _cognitive(cog: dict, tm: dict) -> list[str]:
     out = ["## Cognitive layer as a near-tie breaker", "",
            f"Signal: {cog['signal']}. Order key = logit(relevance) + margin × bonus (bonus spread over [0, 1] "
-           "across the pool): a hit whose log-odds are higher by more than the margin never moves below; "
+           "across those hits): a hit whose log-odds are higher by more than the margin never moves below; "
            "margin 0 = without.", ""]
     out += _head("variant")
     out.append(_row("without", cog["without"]))
