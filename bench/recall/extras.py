@@ -22,7 +22,7 @@ from memoryd.retrieval.when import time_window
 
 THRESHOLDS = (0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
 TARGET_HIT_RECALL = 0.98  # recall first: a missing memory costs more than an extra line
-MARGINS = (0.1, 0.25, 0.5, 1.0, 2.0)
+MARGINS = (0.05, 0.1, 0.25, 0.5, 1.0)
 HALF_LIFE_DAYS = 30.0
 HEAD = 30  # the search path re-ranks the first max(3 x limit, 30) fused hits
 NEGATIVE_KINDS = ("abstention", "foreign", "unrelated")

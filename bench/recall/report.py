@@ -25,6 +25,7 @@ def render(res: dict[str, Any]) -> str:
            "conversation: odd-numbered conversations ranked by the model fitted on the even ones and "
            "vice versa. hit@k: any evidence message in the top k; recall@k: share of the evidence in "
            "the top k; mrr: 1/rank of the first evidence within the top 10.", ""]
+    out += _summary(res)
     out += _main(res, main)
     out += _robustness(main)
     out += _halves(main)
@@ -36,6 +37,29 @@ def render(res: dict[str, Any]) -> str:
     out += _cognitive(res["cognitive"], res["time"])
     out += _latency(res["latency"])
     return "\n".join(out) + "\n"
+
+
+def _summary(res: dict) -> list[str]:
+    t = res["main"]["tables"]
+    new = t["new pipeline (relevance fusion, CV)"]["overall"]
+    old = t["RRF k=5, vector x2 (previous default)"]["overall"]
+    kw_old, kw = t["keyword (FTS5 bm25, as shipped)"]["overall"], t["keyword (memoryd BM25 k1=5 b=1)"]["overall"]
+    rule = res["main"]["rule"]
+    missed = [f"{a} ({r['margin']:+.3f})" for a, r in rule.items() if not r["holds"]]
+    cal = res["calibration"]["both"]
+    sign = res["main"]["sign"]["RRF k=5, vector x2 (previous default)"]
+    return ["## Summary", "",
+            f"- New pipeline (held-out): hit@1 {new['hit@1']:.3f}, hit@5 {new['hit@5']:.3f}, hit@10 "
+            f"{new['hit@10']:.3f}, MRR {new['mrr']:.3f}; previous default (RRF k=5, vector x2) {old['hit@1']:.3f} / "
+            f"{old['hit@5']:.3f} / {old['hit@10']:.3f} / {old['mrr']:.3f} (hit@1 W/L {sign['hit@1']['wins']}/"
+            f"{sign['hit@1']['losses']} p={sign['hit@1']['p']}; hit@5 W/L {sign['hit@5']['wins']}/"
+            f"{sign['hit@5']['losses']} p={sign['hit@5']['p']}).",
+            f"- Keyword side: memoryd BM25 (k1=5, b=1) hit@1 {kw['hit@1']:.3f}, hit@5 {kw['hit@5']:.3f} vs FTS5 "
+            f"bm25() {kw_old['hit@1']:.3f}, {kw_old['hit@5']:.3f}.",
+            "- Robustness rule: " + ("holds in every ability." if not missed else
+                                     "holds overall and in every ability but " + ", ".join(missed) + "."),
+            f"- Calibration (held-out, both halves): Brier {cal['all pairs']['brier']} over all pairs, "
+            f"{cal['top-10 hits']['brier']} over the returned top 10; ECE {cal['top-10 hits']['ece']}.", ""]
 
 
 def _main(res: dict, main: dict) -> list[str]:

@@ -156,8 +156,8 @@ def _sigmoid(z: float) -> float:
 #: each ability from the conversation ten apart, and 32 general-knowledge questions, the
 #: last two kinds as negatives): logistic regression with weights >= 0 over every candidate
 #: of each query's pool (top 50 of each side; 83,412 pairs, 786 of them BEAM evidence).
-#: Held-out (fitted on 10 conversations, scored on the other 10, both ways): Brier 0.008
-#: over all pairs, 0.028 over the returned top 10; reliability table in
+#: Held-out (fitted on 10 conversations, scored on the other 10, both ways): Brier 0.0081
+#: over all pairs, 0.029 over the returned top 10; reliability table in
 #: bench/results/recall.md. Weights in FEATURES order; coverage comes out at 0 on BEAM.
 DEFAULT_MODEL = RelevanceModel(intercept=-6.6983, weights=(5.2309, 2.114, 0.0, 0.2173, 3.0322))
 
