@@ -8,7 +8,6 @@ function of it.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
@@ -144,7 +143,3 @@ def build_queries(corpus: Corpus, texts: list[str], indexes: dict[str, TermIndex
     fts.close()
     return out
 
-
-def idf_lucene(n: int, df: float) -> float:
-    """The idf memoryd.retrieval.bm25 uses (for consistency checks)."""
-    return math.log1p((n - df + 0.5) / (df + 0.5))

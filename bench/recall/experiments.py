@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -260,17 +258,6 @@ def constants_text(res: dict[str, Any]) -> str:
     weights = ", ".join(f"{w}" for w in m["weights"].values())
     return (f"DEFAULT_MODEL = RelevanceModel(intercept={m['intercept']}, weights=({weights}))\n"
             f"DEFAULT_RECALL_THRESHOLD = {res['calibration']['thresholds']['chosen_all']}")
-
-
-def median_ms(samples: list[float]) -> float:
-    return round(statistics.median(samples) * 1000, 4) if samples else 0.0
-
-
-def timed(fn: Callable[[], Any], repeat: int = 1) -> float:
-    t = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return (time.perf_counter() - t) / repeat
 
 
 def transfer_section(res: dict[str, Any], queries: list[Query],

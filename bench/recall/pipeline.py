@@ -83,7 +83,7 @@ def candidate_pool(q: Query, indexes: dict[str, TermIndex], cfg: KeywordConfig,
     return Pool(docs, x, np.asarray([1 if d in gold else 0 for d in docs.tolist()], dtype=np.int8))
 
 
-def probabilities(model: RelevanceModel, x: np.ndarray, columns: list[int] | None = None) -> np.ndarray:
+def probabilities(model: RelevanceModel, x: np.ndarray) -> np.ndarray:
     """P(relevant) per row (vectorised :meth:`RelevanceModel.probability`)."""
     w = np.asarray(model.weights, dtype=np.float64)
     z = model.intercept + x @ w
