@@ -8,7 +8,8 @@
 Each conversation gets a fresh store; every message becomes one memory (added with
 ``Engine.add_many``); every probing question with evidence is asked with ``Engine.search``
 in keyword, vector and hybrid mode. Tuning variants reuse the same embeddings and the same
-store's FTS5 index. Results: bench/results/recall.json and bench/results/recall.md.
+store's FTS5 index. Results: bench/results/recall_tuning.json and bench/results/recall_tuning.md
+(bench/results/recall.{json,md} come from the ranking bench, bench/recall/ranking.py).
 """
 
 from __future__ import annotations
@@ -911,7 +912,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "$XDG_CACHE_HOME/memoryd-bench/recall, outside the project)")
     ap.add_argument("--no-cache", action="store_true", help="embed everything afresh, cache nothing")
     ap.add_argument("--out-dir", type=Path, default=REPO_ROOT / "bench" / "results")
-    ap.add_argument("--name", default=None, help="result file stem (default recall, recall_quick with --quick)")
+    ap.add_argument("--name", default=None, help="result file stem (default recall_tuning, recall_tuning_quick with --quick)")
     ap.add_argument("--recommended", default=None,
                     help="recommended settings, e.g. 'rrf_k=5,vector_weight=2' (checked end to end when they "
                          "differ from the defaults)")
@@ -945,7 +946,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for part in args.recommended.split(","):
             key, _, value = part.partition("=")
             recommended[key.strip()] = float(value) if "." in value else int(value)
-    name = args.name or ("recall_quick" if args.quick else "recall")
+    name = args.name or ("recall_tuning_quick" if args.quick else "recall_tuning")
 
     log(f"loading {len(dirs)} conversations from {root}")
     convs = [beam.load_conversation(d) for d in dirs]

@@ -20,10 +20,12 @@ benchmark (bench/results/recall.md) compares this against plain hybrid search.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
+from collections.abc import Sequence
 from datetime import datetime
 
 from memoryd.cognition.scheduling import retention_score
-from memoryd.models import SearchHit, as_utc
+from memoryd.models import Memory, SearchHit, as_utc
 
 
 @dataclass(frozen=True)
@@ -69,3 +71,95 @@ def _similarity_factor(hit: SearchHit, best: float, has_vectors: bool) -> float:
         return 1.0
     similarity = max(0.0, hit.semantic_similarity or 0.0)
     return 0.5 + 0.5 * min(1.0, similarity / best)
+
+
+# --------------------------------------------------------------------------- never costs recall
+#
+# With a calibrated relevance (memoryd.retrieval.relevance: P(relevant) in [0, 1]), the
+# cognitive signals no longer compete with relevance in one weighted sum. They only break
+# near-ties: each hit's order key is ``logit(relevance) + margin * bonus`` with ``bonus`` in
+# [0, 1]. Closeness is measured in log-odds because calibrated probabilities of the same
+# quality differ in scale (0.02 vs 0.03 is as close a call as 0.40 vs 0.50): a hit whose
+# odds of being relevant exceed another's by more than a factor ``exp(margin)`` always
+# stays above it, and the reported score stays the calibrated relevance.
+
+#: How close (in log-odds) two calibrated relevances must be for the cognitive signals to
+#: reorder them: exp(0.1) = odds within 10.5% of each other. On BEAM (recency as the bonus)
+#: 0.1 changes hit@1 by 0, hit@5 by -2 and hit@10 by +1 of 355 questions; 0.25 and more
+#: cost recall (bench/results/recall.md, "Cognitive layer").
+DEFAULT_CLOSE_MARGIN = 0.1
+_EPS = 1e-9
+
+
+def logit(p: float) -> float:
+    """log(p / (1 - p)), with p clipped away from 0 and 1."""
+    q = min(1.0 - _EPS, max(_EPS, p))
+    return math.log(q / (1.0 - q))
+
+
+def cognitive_bonus(memory: Memory, now: datetime, weights: RankingWeights) -> float:
+    """Retention, recency and importance of one memory blended into [0, 1] by ``weights``."""
+    total = weights.retention + weights.recency + weights.importance
+    if total <= 0:
+        return 0.0
+    value = (
+        weights.retention * retention_score(memory.state, now)
+        + weights.recency * recency(memory.updated_at, now, weights.half_life_days)
+        + weights.importance * memory.importance
+    ) / total
+    return min(1.0, max(0.0, value))
+
+
+def order_within_margin(relevance: Sequence[float], bonus: Sequence[float],
+                        margin: float = DEFAULT_CLOSE_MARGIN) -> list[int]:
+    """Indices by ``logit(relevance) + margin * bonus``, best first (ties keep input order).
+
+    ``relevance`` holds calibrated probabilities. A hit whose log-odds exceed another's by
+    more than ``margin`` is never placed below it, whatever the bonuses (each is clamped
+    to [0, 1]).
+
+        >>> order_within_margin([0.80, 0.78, 0.30], [0.0, 1.0, 1.0], margin=0.25)
+        [1, 0, 2]
+    """
+    if len(relevance) != len(bonus):
+        raise ValueError("relevance and bonus need one value per hit")
+    if not margin >= 0:
+        raise ValueError(f"margin must be >= 0, got {margin!r}")
+    keys = [logit(r) + margin * min(1.0, max(0.0, b)) for r, b in zip(relevance, bonus)]
+    return sorted(range(len(keys)), key=lambda i: -keys[i])
+
+
+def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWeights,
+                       margin: float = DEFAULT_CLOSE_MARGIN) -> list[SearchHit]:
+    """Reorder hits whose ``score`` is a calibrated relevance: cognition breaks near-ties only.
+
+    Each hit keeps its ``score`` (the relevance) and gets ``retention`` filled in. The
+    bonuses are spread over [0, 1] across the hits (:func:`spread`), so the freshest,
+    best-kept memory gets the whole margin and the stalest none.
+    """
+    bonus = spread([cognitive_bonus(h.memory, now, weights) for h in hits])
+    order = order_within_margin([h.score for h in hits], bonus, margin)
+    return [hits[i].model_copy(update={"retention": retention_score(hits[i].memory.state, now)})
+            for i in order]
+
+
+def spread(values: Sequence[float]) -> list[float]:
+    """Values rescaled to [0, 1] by the smallest and largest (all 0 when they are equal)."""
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low <= 1e-12:
+        return [0.0] * len(values)
+    return [(v - low) / (high - low) for v in values]
+
+
+def place_associations(direct: list[SearchHit], associated: list[SearchHit],
+                       limit: int) -> list[SearchHit]:
+    """Direct hits first (their order kept), associated memories only in the slots left.
+
+    Spreading activation may surface related memories, but never pushes a memory the
+    query itself found out of the first ``limit``.
+    """
+    seen = {h.memory.id for h in direct}
+    extra = [h for h in associated if h.memory.id not in seen]
+    return direct[:limit] + extra[: max(0, limit - len(direct))]

@@ -1,0 +1,134 @@
+"""BM25 computed by memoryd itself, so that every backend ranks keywords the same way.
+
+A store supplies, for one query, its candidates' term counts (only the query's terms are
+needed) and the corpus statistics; this module does the arithmetic once, in Python:
+
+    idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))          (never negative)
+    score   = sum over query terms t in the memory of
+              idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_length))
+
+FTS5's ``bm25()`` fixes k1 = 1.2 and b = 0.75; PostgreSQL's ``ts_rank`` is not BM25 at all.
+On BEAM, stronger length normalisation ranks better (``DEFAULT_K1``/``DEFAULT_B``; see
+bench/results/recall.md): long assistant answers otherwise match many question words.
+
+Besides the score, :func:`keyword_evidence` gives two numbers that mean the same thing on
+any corpus and feed fusion and calibration: the idf-weighted share of the query's terms a
+memory contains (``coverage``) and the score as a share of what a memory holding every
+query term once, at average length, would get (``saturation``).
+
+    >>> stats = CorpusStats(documents=3, average_length=4.0,
+    ...                     document_frequency={"deploy": 1, "tuesdai": 1})
+    >>> doc = Candidate("m1", length=5, term_frequency={"deploy": 1, "tuesdai": 1})
+    >>> round(keyword_evidence(["deploy", "tuesdai"], [doc], stats)[0].coverage, 2)
+    1.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+DEFAULT_K1 = 5.0
+DEFAULT_B = 1.0
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """What BM25 needs to know about the whole searchable corpus.
+
+    ``documents`` is N (memories that have text), ``average_length`` their mean token
+    count, ``document_frequency`` the number of memories holding each query term (terms
+    absent from the mapping count as held by none).
+    """
+
+    documents: int
+    average_length: float
+    document_frequency: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One memory a keyword query matched: its token count and query-term frequencies."""
+
+    memory_id: str
+    length: int
+    term_frequency: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class KeywordEvidence:
+    """BM25 score of one candidate plus its corpus-independent readings (both in [0, 1])."""
+
+    memory_id: str
+    score: float
+    coverage: float
+    saturation: float
+
+
+def idf(term: str, stats: CorpusStats) -> float:
+    """Inverse document frequency (the non-negative "BM25+" form Lucene uses)."""
+    df = min(stats.document_frequency.get(term, 0), stats.documents)
+    return math.log(1.0 + (stats.documents - df + 0.5) / (df + 0.5))
+
+
+def bm25_scores(
+    terms: Sequence[str],
+    candidates: Sequence[Candidate],
+    stats: CorpusStats,
+    *,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+) -> list[float]:
+    """BM25 score of each candidate for the query ``terms`` (distinct, stemmed)."""
+    _check_parameters(k1, b)
+    weights = {t: idf(t, stats) for t in dict.fromkeys(terms)}
+    average = stats.average_length if stats.average_length > 0 else 1.0
+    scores = []
+    for cand in candidates:
+        norm = k1 * (1.0 - b + b * cand.length / average)
+        total = 0.0
+        for term, weight in weights.items():
+            tf = cand.term_frequency.get(term, 0)
+            if tf > 0:
+                total += weight * tf * (k1 + 1.0) / (tf + norm)
+        scores.append(total)
+    return scores
+
+
+def keyword_evidence(
+    terms: Sequence[str],
+    candidates: Sequence[Candidate],
+    stats: CorpusStats,
+    *,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+) -> list[KeywordEvidence]:
+    """BM25 score, idf-weighted query coverage and saturation of each candidate.
+
+    ``coverage`` = idf of the query terms the memory holds / idf of all query terms;
+    ``saturation`` = score / (score of an average-length memory holding each term once),
+    capped at 1.
+    """
+    distinct = list(dict.fromkeys(terms))
+    weights = {t: idf(t, stats) for t in distinct}
+    total_idf = sum(weights.values())
+    reference = total_idf  # tf = 1 at average length scores exactly idf per term
+    scores = bm25_scores(distinct, candidates, stats, k1=k1, b=b)
+    out = []
+    for cand, score in zip(candidates, scores):
+        held = sum(w for t, w in weights.items() if cand.term_frequency.get(t, 0) > 0)
+        out.append(KeywordEvidence(
+            memory_id=cand.memory_id,
+            score=score,
+            coverage=held / total_idf if total_idf > 0 else 0.0,
+            saturation=min(1.0, score / reference) if reference > 0 else 0.0,
+        ))
+    return out
+
+
+def _check_parameters(k1: float, b: float) -> None:
+    if not (k1 >= 0 and math.isfinite(k1)):
+        raise ValueError(f"BM25 k1 must be a finite number >= 0, got {k1!r}")
+    if not 0.0 <= b <= 1.0:
+        raise ValueError(f"BM25 b must be between 0 and 1, got {b!r}")

@@ -1,0 +1,170 @@
+"""Fusion and calibration in one step: the probability that a candidate is relevant.
+
+Every candidate of a hybrid search (found by the keyword side, the vector side or both)
+is described by five numbers that mean the same thing on any corpus:
+
+- ``cosine``: its cosine similarity to the query (the embedding model's own scale);
+- ``cosine_gap``: ``cosine`` minus the best cosine among this query's candidates (<= 0):
+  how far below this query's best vector match it sits;
+- ``coverage``: the idf-weighted share of the query's terms it contains (0 to 1);
+- ``saturation``: its BM25 score over that of an average memory holding each query term
+  once (0 to 1): how strongly, not just whether, the terms occur;
+- ``keyword_lead``: ``saturation`` times its BM25 score over the best among the candidates
+  (0 to 1): how close to this query's best keyword match it is, counted only as far as the
+  match is strong in absolute terms (the best of a weak list does not get full marks).
+
+A logistic model maps them to ``P(relevant)``. Ranking by that probability *is* the
+fusion: unlike rank fusion (RRF), it keeps how strongly each side matched, so a memory
+that holds every rare word of the query outranks vague semantic neighbours on data where
+words decide (names, dates, chit-chat), while paraphrases with no shared word still rank
+by meaning. The same probability is the hit's ``score``: comparable across queries and
+stores, so ``min_score`` and the recall threshold mean "likely relevant".
+
+The coefficients in :data:`DEFAULT_MODEL` are fitted on BEAM (see the comment there);
+``python -m bench.recall.ranking --refit`` fits them again and prints the constants.
+
+    >>> p = DEFAULT_MODEL.probability(CandidateFeatures(cosine=0.05, cosine_gap=0.0,
+    ...     coverage=0.0, saturation=0.0, keyword_lead=0.0))
+    >>> p < DEFAULT_RECALL_THRESHOLD
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1, Candidate, CorpusStats, keyword_evidence
+
+FEATURES = ("cosine", "cosine_gap", "coverage", "saturation", "keyword_lead")
+
+
+@dataclass(frozen=True)
+class CandidateFeatures:
+    """The five readings of one candidate (see the module docstring)."""
+
+    cosine: float
+    cosine_gap: float
+    coverage: float
+    saturation: float
+    keyword_lead: float
+
+    def as_tuple(self) -> tuple[float, ...]:
+        return (self.cosine, self.cosine_gap, self.coverage, self.saturation, self.keyword_lead)
+
+
+@dataclass(frozen=True)
+class RelevanceModel:
+    """A logistic model over :data:`FEATURES`: ``sigmoid(intercept + weights · features)``."""
+
+    intercept: float
+    weights: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(FEATURES):
+            raise ValueError(f"expected {len(FEATURES)} weights ({', '.join(FEATURES)}), "
+                             f"got {len(self.weights)}")
+
+    def logit(self, features: CandidateFeatures) -> float:
+        return self.intercept + sum(w * x for w, x in zip(self.weights, features.as_tuple()))
+
+    def probability(self, features: CandidateFeatures) -> float:
+        """P(relevant) in (0, 1)."""
+        return _sigmoid(self.logit(features))
+
+
+def candidate_features(
+    cosines: Sequence[float | None],
+    coverage: Sequence[float],
+    saturation: Sequence[float],
+    bm25: Sequence[float],
+) -> list[CandidateFeatures]:
+    """Features of each candidate of one query, from its per-candidate readings.
+
+    ``cosines`` may hold None for a memory without a vector (it counts as 0). All four
+    sequences are aligned by candidate.
+    """
+    if not (len(cosines) == len(coverage) == len(saturation) == len(bm25)):
+        raise ValueError("cosines, coverage, saturation and bm25 must have one value per candidate")
+    cos = [c if c is not None else 0.0 for c in cosines]
+    best_cos = max(cos, default=0.0)
+    best_bm25 = max(bm25, default=0.0)
+    return [
+        CandidateFeatures(
+            cosine=c,
+            cosine_gap=c - best_cos,
+            coverage=cv,
+            saturation=s,
+            keyword_lead=(k / best_bm25) * s if best_bm25 > 0 else 0.0,
+        )
+        for c, cv, s, k in zip(cos, coverage, saturation, bm25)
+    ]
+
+
+@dataclass(frozen=True)
+class ScoredCandidate:
+    """A candidate with its relevance probability and the readings it came from."""
+
+    memory_id: str
+    probability: float
+    cosine: float | None
+    bm25: float
+    coverage: float
+
+
+def relevance_scores(
+    terms: Sequence[str],
+    candidates: Sequence[Candidate],
+    stats: CorpusStats,
+    cosines: Sequence[float | None],
+    *,
+    model: RelevanceModel | None = None,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+) -> list[ScoredCandidate]:
+    """Fuse and calibrate one query's candidates: best first by P(relevant).
+
+    ``candidates`` is the union of the keyword and vector candidates, each with its
+    query-term counts (empty for a memory holding none of the terms); ``cosines`` is
+    aligned with it. Ties are broken by cosine, then by input order.
+    """
+    if len(cosines) != len(candidates):
+        raise ValueError("cosines must have one value per candidate")
+    model = model or DEFAULT_MODEL
+    evidence = keyword_evidence(terms, candidates, stats, k1=k1, b=b)
+    features = candidate_features(cosines, [e.coverage for e in evidence],
+                                  [e.saturation for e in evidence], [e.score for e in evidence])
+    scored = [
+        ScoredCandidate(e.memory_id, model.probability(f), c, e.score, e.coverage)
+        for e, f, c in zip(evidence, features, cosines)
+    ]
+    order = sorted(range(len(scored)), key=lambda i: (-scored[i].probability,
+                                                      -(scored[i].cosine or 0.0), i))
+    return [scored[i] for i in order]
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+#: Fitted by ``python -m bench.recall.ranking --refit`` on all 20 BEAM development
+#: conversations (5,084 messages; per conversation its own questions, the first question of
+#: each ability from the conversation ten apart, and 32 general-knowledge questions, the
+#: last two kinds as negatives): logistic regression with weights >= 0 over every candidate
+#: of each query's pool (top 50 of each side; 83,412 pairs, 786 of them BEAM evidence).
+#: Held-out (fitted on 10 conversations, scored on the other 10, both ways): Brier 0.0081
+#: over all pairs, 0.029 over the returned top 10; reliability table in
+#: bench/results/recall.md. Weights in FEATURES order; coverage comes out at 0 on BEAM.
+DEFAULT_MODEL = RelevanceModel(intercept=-6.6983, weights=(5.2309, 2.114, 0.0, 0.2173, 3.0322))
+
+#: The recall threshold. BEAM marks one to a few evidence messages per question among many
+#: on the same topic, so probabilities of true hits are low (median best evidence ~0.2).
+#: 0.003 keeps every evidence hit of the held-out top 10 and empties the recall block for
+#: about half of the unrelated questions; a higher threshold would also drop paraphrases
+#: that share no word with the memory and that MiniLM rates near 0.2 ("when do we ship?" vs
+#: "Deploys go out on Tuesdays after standup": cosine 0.21, probability 0.004).
+DEFAULT_RECALL_THRESHOLD = 0.003
