@@ -182,20 +182,22 @@ def read_claude_code_session(path: Path | str, *, scope: str | None = None) -> I
             if text.strip():
                 pending = (entry, text, number)
             continue
-        if entry.get("isCompactSummary") and text.strip():
-            batch.items.append(_memory(entry, text, "compact", "user", f"{path}:{number}", scope))
+        compaction = bool(entry.get("isCompactSummary")) and bool(text.strip())
+        if not compaction and not _is_prompt(entry, text):
             continue
-        if not _is_prompt(entry, text):
-            continue
-        if pending:
-            batch.items.append(_memory(pending[0], pending[1], "answer", "assistant",
-                                       f"{path}:{pending[2]}", scope))
+        if pending:  # a new prompt ends the turn: its last answer goes in first
+            batch.items.append(_answer(pending, path, scope))
             pending = None
-        batch.items.append(_memory(entry, text, "prompt", "user", f"{path}:{number}", scope))
+        kind, role = ("compact", "user") if compaction else ("prompt", "user")
+        batch.items.append(_memory(entry, text, kind, role, f"{path}:{number}", scope))
     if pending:
-        batch.items.append(_memory(pending[0], pending[1], "answer", "assistant",
-                                   f"{path}:{pending[2]}", scope))
+        batch.items.append(_answer(pending, path, scope))
     return batch
+
+
+def _answer(pending: tuple[dict[str, Any], str, int], path: Path, scope: str | None) -> NewMemory:
+    entry, text, number = pending
+    return _memory(entry, text, "answer", "assistant", f"{path}:{number}", scope)
 
 
 # --------------------------------------------------------------------------- OpenClaw

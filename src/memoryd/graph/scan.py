@@ -128,7 +128,7 @@ def _languages(f: _Finder, files: list[str]) -> None:
     if not counts:
         return
     total = sum(counts.values())
-    parts = [f"{lang} {n} files ({100 * n // total}%)" for lang, n in counts.most_common(8)]
+    parts = [f"{lang} {n} files ({round(100 * n / total)}%)" for lang, n in counts.most_common(8)]
     top_dirs = Counter(p.split("/", 1)[0] for p in files if "/" in p)
     dirs = [d for d, _ in top_dirs.most_common(6)]
     f.add("scan-languages", f"{f.root.name}: languages and layout", "component",
