@@ -10,13 +10,14 @@ active nodes fit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from memoryd.graph.archival import (
     ArchivalWeights,
     NodeKey,
+    NodeScore,
     apply_archival,
     plan_archival,
     score_nodes,
@@ -42,11 +43,11 @@ class CompactionResult:
 def _neighbours(graphs: Sequence[Graph], keys: set[NodeKey]) -> set[NodeKey]:
     out: set[NodeKey] = set()
     for graph in graphs:
-        for edge in graph.edges:
-            if (graph.scope, edge.source) in keys:
-                out.add((graph.scope, edge.target))
-            if (graph.scope, edge.target) in keys:
-                out.add((graph.scope, edge.source))
+        index = graph.edge_index()
+        for scope, node_id in keys:
+            if scope == graph.scope:
+                out.update((scope, e.target) for e in index.outgoing.get(node_id, ()))
+                out.update((scope, e.source) for e in index.incoming.get(node_id, ()))
     return out - keys
 
 
@@ -58,19 +59,21 @@ def compact(
     counter: TokenCounter | None = None,
     weights: ArchivalWeights | None = None,
     fraction: float = 0.2,
+    scores: Mapping[NodeKey, NodeScore] | None = None,
 ) -> CompactionResult:
     """Archive the lowest-scored ``fraction`` of active nodes per round until the sum of
     the active nodes' core costs fits ``budget``. Nothing changes if it already fits.
 
     Scores are computed once: archiving changes none of them (connectivity counts edges
     to archived neighbours too). Only the blocks of the archived nodes' neighbours are
-    re-measured after a round.
+    re-measured after a round. ``scores`` (default: :func:`score_nodes` with ``weights``)
+    may be given, e.g. scored against the files being worked on.
     """
     counter = counter or get_counter()
     current = list(graphs)
     costs = node_costs(current, counter)
     result = CompactionResult(current, tokens_before=sum(costs.values()))
-    scores = score_nodes(current, now, weights)
+    scores = scores if scores is not None else score_nodes(current, now, weights)
     while sum(costs.values()) > budget and result.rounds < MAX_ROUNDS:
         live = {k: scores[k] for k in costs if k in scores}
         chunk = plan_archival(live, costs, budget, fraction=fraction, max_rounds=1).archive

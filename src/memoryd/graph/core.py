@@ -99,15 +99,6 @@ def render_edges(
     return ("  " + "; ".join(shown)) if shown else ""
 
 
-def _adjacency(graph: Graph) -> tuple[dict[str, list[GraphEdge]], dict[str, list[GraphEdge]]]:
-    out: dict[str, list[GraphEdge]] = {}
-    inc: dict[str, list[GraphEdge]] = {}
-    for edge in graph.edges:
-        out.setdefault(edge.source, []).append(edge)
-        inc.setdefault(edge.target, []).append(edge)
-    return out, inc
-
-
 def _edge_order(edge: GraphEdge) -> tuple[float, str, str, str]:
     return (-edge.weight, edge.type, edge.target, edge.source)
 
@@ -124,7 +115,7 @@ class _Renderer:
     """Renders node blocks on demand (adjacency built once per graph)."""
 
     def __init__(self, graphs: Iterable[Graph]) -> None:
-        self._graphs = {g.scope: (g.node_map(), *_adjacency(g)) for g in graphs}
+        self._graphs = {g.scope: (g.node_map(), *g.edge_index()) for g in graphs}
 
     def block(self, key: NodeKey) -> str:
         """The node's line and, if it has edges to show, its edge line."""

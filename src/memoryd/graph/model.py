@@ -17,9 +17,9 @@ import hashlib
 import re
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from memoryd.models import _check_scope, _clean_tags, as_utc
 
@@ -236,6 +236,13 @@ class GraphEdge(BaseModel):
         return (self.source, self.type, self.target)
 
 
+class EdgeIndex(NamedTuple):
+    """A graph's edges by source node id and by target node id."""
+
+    outgoing: dict[str, list[GraphEdge]]
+    incoming: dict[str, list[GraphEdge]]
+
+
 class Graph(BaseModel):
     """The nodes and edges of one scope: ``user`` or ``project:<name>``.
 
@@ -244,11 +251,14 @@ class Graph(BaseModel):
     target), so two graphs with the same content compare equal.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     scope: str = "user"
     nodes: list[GraphNode] = Field(default_factory=list)
     edges: list[GraphEdge] = Field(default_factory=list)
+    # Edge index, built on first use; keyed by the identity of the edges list, so a copy
+    # with other edges (model_copy(update=...)) never reuses a stale one.
+    _index: tuple[int, int, EdgeIndex] | None = PrivateAttr(default=None)
 
     @field_validator("scope")
     @classmethod
@@ -289,13 +299,22 @@ class Graph(BaseModel):
         """Nodes by id."""
         return {n.id: n for n in self.nodes}
 
+    def edge_index(self) -> EdgeIndex:
+        """Edges by source and by target, built once per edges list. Treat it as read-only."""
+        key = (id(self.edges), len(self.edges))
+        if self._index is None or self._index[:2] != key:
+            outgoing: dict[str, list[GraphEdge]] = {}
+            incoming: dict[str, list[GraphEdge]] = {}
+            for edge in self.edges:
+                outgoing.setdefault(edge.source, []).append(edge)
+                incoming.setdefault(edge.target, []).append(edge)
+            self._index = (*key, EdgeIndex(outgoing, incoming))
+        return self._index[2]
+
     def degrees(self) -> dict[str, int]:
         """Number of edges (in or out) at each node; nodes without edges have 0."""
-        out = {n.id: 0 for n in self.nodes}
-        for edge in self.edges:
-            out[edge.source] += 1
-            out[edge.target] += 1
-        return out
+        out, inc = self.edge_index()
+        return {n.id: len(out.get(n.id, ())) + len(inc.get(n.id, ())) for n in self.nodes}
 
     def as_of(self, when: datetime) -> Graph:
         """The graph as believed at ``when``: nodes valid then, edges between them that existed."""
