@@ -15,12 +15,13 @@ def _speed(rows: list[dict[str, Any]]) -> str:
             r["steady_build_core_cl100k"]["p50_ms"], r["steady_build_core_cl100k"]["p95_ms"],
             r["steady_build_core_estimate"]["p50_ms"], r["steady_estimate_vs_cl100k_p50_ratio"],
             r["overfull_build_core_cl100k"]["p50_ms"], r["score_nodes"]["p50_ms"],
-            r["compact"]["p50_ms"], f"{r['archived_after_compact']:,} ({r['compact_rounds']})",
+            r["compact"]["p50_ms"], r["compact_estimate_vs_cl100k_p50_ratio"],
+            f"{r['archived_after_compact']:,} ({r['compact_rounds']})",
             f"{r['file_bytes'] / 1e6:.2f}", r["file_write_dumps"]["p50_ms"], r["file_read_loads"]["p50_ms"],
         ])
     head = ["nodes", "steady: active / traces in core", "kg_read core p50 ms (cl100k)", "p95",
             "core p50 (estimator)", "estimator / cl100k", "overfull core p50", "score_nodes p50",
-            "archival run p50 ms", "archived (rounds)", "graph.json MB", "write p50", "read p50"]
+            "archival run p50 ms", "archival estimator / cl100k", "archived (rounds)", "graph.json MB", "write p50", "read p50"]
     return md_table(head, table)
 
 
@@ -42,11 +43,11 @@ def _tokens(data: dict[str, Any]) -> str:
 
 def _simulate(data: dict[str, Any]) -> str:
     rows = [[s["variant"], s["hit_rate_mean"], f"{s['hit_rate_min']}–{s['hit_rate_max']}",
-             *[s["by_kind"][k] for k in ("module", "recent", "foundational", "any")],
+             *[s["by_kind"][k] for k in ("module", "recent", "neighbour", "foundational", "any")],
              s["hub_share_of_core"], f"{s['archived_at_end']} / {s['nodes_at_end']}"]
             for s in sorted(data["summary"], key=lambda s: -s["hit_rate_mean"])]
-    head = ["weighting", "hit rate (mean)", "range over seeds", "module", "recent", "foundational",
-            "any", "top-5%-degree share of core", "archived / nodes at end"]
+    head = ["weighting", "hit rate (mean)", "range over seeds", "module", "recent", "neighbour",
+            "foundational", "any", "top-5%-degree share of core", "archived / nodes at end"]
     mix = ", ".join(f"{k} {v}%" for k, v in data["need_mix"].items())
     return (f"{data['days']} days, 2 sessions a day, seeds {data['seeds']}, budget {data['budget']} "
             f"tokens, needs drawn as {mix}; the first {data['warmup_days']} days not counted.\n\n"

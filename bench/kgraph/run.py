@@ -9,7 +9,8 @@ Speed, per size: a generated project graph (bench/kgraph/generate.py) plus a 40-
 user graph. ``overfull``: every node active (archival has not run yet); ``steady``: after
 archival brought the active nodes under the 5,000-token budget (what kg_read sees in
 practice). build_core is timed with the cl100k tokenizer and with the estimator (the two
-variants of the same run, as a ratio); compact (the archival run) from the overfull state;
+variants of the same run, as a ratio); compact (the archival run) from the overfull state,
+planned with cl100k and with the estimator (ratio);
 graph.json write and read. Medians and p95 over repeated calls.
 Results: bench/results/kgraph.json and kgraph.md.
 """
@@ -84,6 +85,10 @@ def speed(sizes: list[int], log: Callable[[str], None]) -> list[dict[str, Any]]:
         row["compact"] = timings(lambda: compact([user, project], now=NOW, budget=BUDGET, counter=cl100k),
                                  compact_repeats, warmup=0)
         row["compact"]["first_run_ms"] = round(compact_first_ms, 1)
+        row["compact_estimate"] = timings(
+            lambda: compact([user, project], now=NOW, budget=BUDGET, counter=estimate), compact_repeats, warmup=0)
+        row["compact_estimate_vs_cl100k_p50_ratio"] = round(
+            row["compact_estimate"]["p50_ms"] / row["compact"]["p50_ms"], 3)
         text = dumps_graph(steady[1])
         row["file_bytes"] = len(text.encode())
         row["file_write_dumps"] = timings(lambda: dumps_graph(steady[1]), max(3, repeats // 3), warmup=1)

@@ -6,10 +6,15 @@ the same module with probability 0.8, else moves, popular modules more often), a
 nodes about that module's files, linked to 1-3 earlier nodes (half by degree, half in
 the module: hubs form), and needs 2 existing nodes, drawn as
 
-- 45% a node touching the module being worked on,
-- 25% a node created or used in the last 7 days (continuing recent work),
-- 15% a convention or decision anywhere (foundational knowledge),
-- 15% any node (the long tail).
+- 35% a node touching the module being worked on,
+- 20% a node created or used in the last 7 days (continuing recent work),
+- 20% a neighbour (by an edge) of a node touching that module (related knowledge,
+  what memory traces are for),
+- 12.5% a convention or decision anywhere (foundational knowledge),
+- 12.5% any node (the long tail).
+
+Which kind of need a weighting serves is the point, so hit rates are reported per kind:
+the mix above is an assumption, and other mixes can be read off the table.
 
 At the start of each session the core is rendered (budget 5,000 cl100k tokens); a need is
 a *hit* when its node is in the core. Hit or miss, the node is then used (a miss is found
@@ -36,8 +41,8 @@ from memoryd.graph.model import Graph, GraphEdge, GraphNode
 from memoryd.graph.tokens import get_counter
 
 SCOPE = "project:sim"
-NEED_KINDS = ("module", "recent", "foundational", "any")
-NEED_WEIGHTS = (45, 25, 15, 15)
+NEED_KINDS = ("module", "recent", "neighbour", "foundational", "any")
+NEED_WEIGHTS = (35, 20, 20, 12.5, 12.5)
 WARMUP_DAYS = 20
 
 
@@ -59,6 +64,11 @@ VARIANTS = (
             ArchivalWeights(recency=0.4, connectivity=0.2, files=0.2, usage=0.2)),
     Variant("recency .4 + connectivity .2 + files .2 + usage .2, files matched",
             ArchivalWeights(recency=0.4, connectivity=0.2, files=0.2, usage=0.2), active_files=True),
+    Variant("recency .5 + connectivity .3 (cap 20) + files .2", ArchivalWeights(degree_cap=20)),
+    Variant("recency .6 + connectivity .2 (cap 6) + files .2",
+            ArchivalWeights(recency=0.6, connectivity=0.2, files=0.2)),
+    Variant("recency .7 + connectivity .1 (cap 6) + files .2",
+            ArchivalWeights(recency=0.7, connectivity=0.1, files=0.2)),
     Variant("recency only", ArchivalWeights(recency=1, connectivity=0, files=0)),
     Variant("connectivity only, uncapped", ArchivalWeights(recency=0, connectivity=1, files=0, degree_cap=None)),
     Variant("random order (floor)", ArchivalWeights(), random_order=True),
@@ -79,6 +89,7 @@ class World:
         self.module_of: dict[str, str] = {}
         self.by_module: dict[str, list[str]] = {}
         self.ids: list[str] = []
+        self.neighbours: dict[str, set[str]] = {}
 
     def next_module(self) -> str:
         if self.rng.random() > 0.8:
@@ -90,7 +101,11 @@ class World:
             node_id = f"s{len(self.ids)}"
             self.nodes[node_id] = make_node(self.rng, node_id, self.module, self.files, now)
             self.degree[node_id], self.module_of[node_id] = 0, self.module
-            self.edges += link_new(self.rng, node_id, self.module_of, self.degree, self.by_module, self.ids)
+            new_edges = link_new(self.rng, node_id, self.module_of, self.degree, self.by_module, self.ids)
+            for edge in new_edges:
+                self.neighbours.setdefault(edge.source, set()).add(edge.target)
+                self.neighbours.setdefault(edge.target, set()).add(edge.source)
+            self.edges += new_edges
             self.ids.append(node_id)
             self.by_module.setdefault(self.module, []).append(node_id)
 
@@ -100,7 +115,11 @@ class World:
         touching = [i for i in self.by_module.get(self.module, []) if self.nodes[i].touches]
         recent = [i for i in self.ids if now - self.nodes[i].last_touched <= timedelta(days=7)]
         found = [i for i in self.ids if self.nodes[i].type in ("convention", "decision")]
-        pools = {"module": touching, "recent": recent, "foundational": found, "any": self.ids}
+        near: set[str] = set()
+        for node_id in touching:
+            near.update(self.neighbours.get(node_id, ()))
+        pools = {"module": touching, "recent": recent, "neighbour": sorted(near - set(touching)),
+                 "foundational": found, "any": self.ids}
         for _ in range(2):
             kind = rng.choices(NEED_KINDS, NEED_WEIGHTS)[0]
             pool = pools[kind] or self.ids

@@ -90,14 +90,15 @@ def _graph_scores(graph: Graph, now: float, weights: ArchivalWeights,
     live = [n for n in graph.nodes if not n.archived]
     if not live:
         return []
-    all_degrees = graph.degrees()
+    outgoing, incoming = graph.edge_index()
     touched = np.array([
         max(n.created, n.updated or n.created, n.last_used or n.created).timestamp() for n in live
     ])
     recency = 0.5 ** (np.maximum(0.0, now - touched) / (86400.0 * weights.half_life_days))
-    degrees = np.array([all_degrees[n.id] for n in live], dtype=float)
+    degrees = np.array([len(outgoing.get(n.id, ())) + len(incoming.get(n.id, ())) for n in live],
+                       dtype=float)
     if weights.degree_cap is None:  # normalise by the graph's top degree, archived nodes included
-        degrees = np.append(degrees, max(all_degrees.values()))
+        degrees = np.append(degrees, max(graph.degrees().values()))
     connectivity = _connectivity(degrees, weights.degree_cap)[: len(live)]
     mentions = np.array([
         len(n.touches) if active is None else sum(1 for p in n.touches if _matches(p, active))

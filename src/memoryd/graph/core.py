@@ -161,10 +161,6 @@ def _assemble(blocks: Sequence[_Block], scopes: Sequence[str], active: int) -> s
     return "".join(parts)
 
 
-def _is_current(node: GraphNode, now: datetime) -> bool:
-    return not node.archived and (node.valid_until is None or now < node.valid_until)
-
-
 def build_core(
     graphs: Sequence[Graph],
     *,
@@ -186,7 +182,8 @@ def build_core(
     scopes = [g.scope for g in graphs]
     if len(set(scopes)) != len(scopes):
         raise ValueError(f"each graph must have its own scope, got {scopes}")
-    current = {(g.scope, n.id) for g in graphs for n in g.nodes if _is_current(n, now)}
+    current = {(g.scope, n.id) for g in graphs for n in g.nodes
+               if not n.archived and (n.valid_until is None or now < n.valid_until)}
     scores = scores if scores is not None else score_nodes(graphs, now, weights)
     order = [k for k in ranked(scores) if k in current]
     order += sorted(current - set(order))

@@ -259,6 +259,7 @@ class Graph(BaseModel):
     # Edge index, built on first use; keyed by the identity of the edges list, so a copy
     # with other edges (model_copy(update=...)) never reuses a stale one.
     _index: tuple[int, int, EdgeIndex] | None = PrivateAttr(default=None)
+    _nodes_by_id: tuple[int, int, dict[str, GraphNode]] | None = PrivateAttr(default=None)
 
     @field_validator("scope")
     @classmethod
@@ -290,14 +291,17 @@ class Graph(BaseModel):
 
     def node(self, node_id: str) -> GraphNode:
         """The node with ``node_id``; ``KeyError`` naming it if there is none."""
-        for node in self.nodes:
-            if node.id == node_id:
-                return node
-        raise KeyError(f"no node {node_id!r} in graph {self.scope}")
+        try:
+            return self.node_map()[node_id]
+        except KeyError:
+            raise KeyError(f"no node {node_id!r} in graph {self.scope}") from None
 
     def node_map(self) -> dict[str, GraphNode]:
-        """Nodes by id."""
-        return {n.id: n for n in self.nodes}
+        """Nodes by id, built once per nodes list. Treat it as read-only."""
+        key = (id(self.nodes), len(self.nodes))
+        if self._nodes_by_id is None or self._nodes_by_id[:2] != key:
+            self._nodes_by_id = (*key, {n.id: n for n in self.nodes})
+        return self._nodes_by_id[2]
 
     def edge_index(self) -> EdgeIndex:
         """Edges by source and by target, built once per edges list. Treat it as read-only."""
@@ -310,6 +314,11 @@ class Graph(BaseModel):
                 incoming.setdefault(edge.target, []).append(edge)
             self._index = (*key, EdgeIndex(outgoing, incoming))
         return self._index[2]
+
+    def degree(self, node_id: str) -> int:
+        """Number of edges (in or out) at ``node_id``."""
+        out, inc = self.edge_index()
+        return len(out.get(node_id, ())) + len(inc.get(node_id, ()))
 
     def degrees(self) -> dict[str, int]:
         """Number of edges (in or out) at each node; nodes without edges have 0."""
