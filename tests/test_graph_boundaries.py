@@ -8,8 +8,17 @@ import sys
 from pathlib import Path
 
 GRAPH = Path(__file__).resolve().parents[1] / "src" / "memoryd" / "graph"
-FORBIDDEN = ("memoryd.engine", "memoryd.store", "memoryd.operations", "memoryd.api", "memoryd.cli",
-             "memoryd.mcp", "memoryd.gateway", "memoryd.retrieval", "memoryd.opening")
+FORBIDDEN = (
+    "memoryd.engine",
+    "memoryd.store",
+    "memoryd.operations",
+    "memoryd.api",
+    "memoryd.cli",
+    "memoryd.mcp",
+    "memoryd.gateway",
+    "memoryd.retrieval",
+    "memoryd.opening",
+)
 
 
 def imported(path: Path) -> set[str]:
@@ -32,9 +41,11 @@ def test_graph_modules_import_no_engine_store_or_face() -> None:
 
 
 def test_graph_modules_load_without_torch() -> None:
-    code = ("import sys, memoryd.graph.core, memoryd.graph.compact, memoryd.graph.jsonfile, "
-            "memoryd.graph.merge, memoryd.graph.scan, memoryd.graph.importers, memoryd.graph.chat; "
-            "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    code = (
+        "import sys, memoryd.graph.core, memoryd.graph.compact, memoryd.graph.jsonfile, "
+        "memoryd.graph.merge, memoryd.graph.scan, memoryd.graph.importers, memoryd.graph.chat; "
+        "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]

@@ -23,8 +23,10 @@ from memoryd.graph.model import Graph, GraphEdge, GraphNode
 from memoryd.graph.tokens import get_counter
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
-WORDS = ("cache index writer lock budget sqlite vector token retry deploy schema queue worker "
-         "timeout pool config parser render archive trace").split()
+WORDS = (
+    "cache index writer lock budget sqlite vector token retry deploy schema queue worker "
+    "timeout pool config parser render archive trace"
+).split()
 
 
 def make_graph(scope: str, n: int, seed: int = 1, edges_per_node: int = 2) -> Graph:
@@ -32,20 +34,26 @@ def make_graph(scope: str, n: int, seed: int = 1, edges_per_node: int = 2) -> Gr
     nodes = []
     for i in range(n):
         words = rng.sample(WORDS, 4)
-        nodes.append(GraphNode(
-            id=f"{scope.split(':')[-1][:6]}-{i}", name=" ".join(words[:3]).capitalize(),
-            type=rng.choice(["insight", "decision", "gotcha", "convention"]),
-            body=" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 30))) + ".",
-            touches=[f"src/{rng.choice(WORDS)}.py" for _ in range(rng.randint(0, 3))],
-            created=NOW - timedelta(days=rng.uniform(0, 200)),
-            use_count=rng.randint(0, 5)))
+        nodes.append(
+            GraphNode(
+                id=f"{scope.split(':')[-1][:6]}-{i}",
+                name=" ".join(words[:3]).capitalize(),
+                type=rng.choice(["insight", "decision", "gotcha", "convention"]),
+                body=" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 30))) + ".",
+                touches=[f"src/{rng.choice(WORDS)}.py" for _ in range(rng.randint(0, 3))],
+                created=NOW - timedelta(days=rng.uniform(0, 200)),
+                use_count=rng.randint(0, 5),
+            )
+        )
     ids = [x.id for x in nodes]
     edges = {}
     for a in ids:
         for _ in range(edges_per_node):
             b = rng.choice(ids)
             if a != b:
-                edges[(a, b)] = GraphEdge(source=a, target=b, type=rng.choice(["relates_to", "depends_on"]))
+                edges[(a, b)] = GraphEdge(
+                    source=a, target=b, type=rng.choice(["relates_to", "depends_on"])
+                )
     return Graph(scope=scope, nodes=nodes, edges=list(edges.values()))
 
 
@@ -75,19 +83,36 @@ def test_core_shows_everything_when_it_fits_and_puts_best_first() -> None:
 
 
 def test_archived_neighbours_appear_as_memory_traces() -> None:
-    a = GraphNode(id="wal-busy", name="SQLite busy timeout", type="gotcha",
-                  body="Set busy_timeout before WAL writes.", touches=["src/db.py"], created=NOW)
-    b = GraphNode(id="old-pool", name="Connection pool sizing", created=NOW - timedelta(days=90),
-                  archived=True)
+    a = GraphNode(
+        id="wal-busy",
+        name="SQLite busy timeout",
+        type="gotcha",
+        body="Set busy_timeout before WAL writes.",
+        touches=["src/db.py"],
+        created=NOW,
+    )
+    b = GraphNode(
+        id="old-pool",
+        name="Connection pool sizing",
+        created=NOW - timedelta(days=90),
+        archived=True,
+    )
     c = GraphNode(id="lock-storm", name="Lock storms", created=NOW, archived=True)
     d = GraphNode(id="retry", name="Retry policy", created=NOW)
-    g = Graph(scope="project:demo", nodes=[a, b, c, d], edges=[
-        GraphEdge(source="wal-busy", target="old-pool", type="relates_to"),
-        GraphEdge(source="lock-storm", target="wal-busy", type="caused_by"),
-        GraphEdge(source="wal-busy", target="retry", type="depends_on"),
-    ])
+    g = Graph(
+        scope="project:demo",
+        nodes=[a, b, c, d],
+        edges=[
+            GraphEdge(source="wal-busy", target="old-pool", type="relates_to"),
+            GraphEdge(source="lock-storm", target="wal-busy", type="caused_by"),
+            GraphEdge(source="wal-busy", target="retry", type="depends_on"),
+        ],
+    )
     view = build_core([g], now=NOW, budget=500)
-    assert view.active == 2 and set(view.included) == {("project:demo", "wal-busy"), ("project:demo", "retry")}
+    assert view.active == 2 and set(view.included) == {
+        ("project:demo", "wal-busy"),
+        ("project:demo", "retry"),
+    }
     assert "→ [archived] old-pool Connection pool sizing (relates_to)" in view.text
     assert "→ [archived] lock-storm Lock storms (←caused_by)" in view.text
     assert "→ depends_on retry" in view.text
@@ -96,8 +121,12 @@ def test_archived_neighbours_appear_as_memory_traces() -> None:
 
 def test_expired_nodes_leave_the_core() -> None:
     live = GraphNode(id="now", name="Current port 5433", created=NOW - timedelta(days=2))
-    gone = GraphNode(id="then", name="Old port 5432", created=NOW - timedelta(days=9),
-                     valid_until=NOW - timedelta(days=1))
+    gone = GraphNode(
+        id="then",
+        name="Old port 5432",
+        created=NOW - timedelta(days=9),
+        valid_until=NOW - timedelta(days=1),
+    )
     view = build_core([Graph(nodes=[live, gone])], now=NOW)
     assert view.included == [("user", "now")]
 
@@ -116,14 +145,20 @@ def test_recency_dominates_by_default_and_hubs_are_capped() -> None:
     fresh = GraphNode(id="fresh", name="Fresh", created=NOW - timedelta(hours=1))
     stale = GraphNode(id="stale", name="Stale", created=NOW - timedelta(days=120))
     hub = GraphNode(id="hub", name="Hub", created=NOW - timedelta(days=120))
-    leaves = [GraphNode(id=f"leaf-{i}", name=f"Leaf {i}", created=NOW - timedelta(days=120))
-              for i in range(60)]
+    leaves = [
+        GraphNode(id=f"leaf-{i}", name=f"Leaf {i}", created=NOW - timedelta(days=120))
+        for i in range(60)
+    ]
     some = GraphNode(id="some", name="Some links", created=NOW - timedelta(days=120))
     edges = [GraphEdge(source="hub", target=f"leaf-{i}") for i in range(60)]
     edges += [GraphEdge(source="some", target=f"leaf-{i}", type="depends_on") for i in range(6)]
     g = Graph(nodes=[fresh, stale, hub, some, *leaves], edges=edges)
     scores = score_nodes([g], NOW)
-    assert scores[("user", "fresh")].score > scores[("user", "hub")].score > scores[("user", "stale")].score
+    assert (
+        scores[("user", "fresh")].score
+        > scores[("user", "hub")].score
+        > scores[("user", "stale")].score
+    )
     # With the cap, 6 edges earn as much connectivity as 60.
     assert scores[("user", "hub")].connectivity == scores[("user", "some")].connectivity == 1.0
     uncapped = score_nodes([g], NOW, ArchivalWeights(degree_cap=None))
@@ -138,7 +173,10 @@ def test_active_files_and_usage_weights() -> None:
     s = score_nodes([g], NOW, active_files=["src/db/pool.py"])
     assert s[("user", "a")].files > 0 and s[("user", "b")].files == 0
     w = ArchivalWeights(recency=0, connectivity=0, files=0, usage=1)
-    assert score_nodes([g], NOW, w)[("user", "b")].score > score_nodes([g], NOW, w)[("user", "a")].score
+    assert (
+        score_nodes([g], NOW, w)[("user", "b")].score
+        > score_nodes([g], NOW, w)[("user", "a")].score
+    )
     with pytest.raises(ValueError):
         ArchivalWeights(recency=0, connectivity=0, files=0, usage=0)
 
@@ -183,8 +221,9 @@ def test_orphans_are_only_listed_after_the_grace_period() -> None:
     used = GraphNode(id="used", name="Used", created=NOW - timedelta(days=90), use_count=1)
     linked = GraphNode(id="linked", name="Linked", created=NOW - timedelta(days=90))
     other = GraphNode(id="other", name="Other", created=NOW - timedelta(days=90))
-    g = Graph(nodes=[old, young, used, linked, other],
-              edges=[GraphEdge(source="linked", target="other")])
+    g = Graph(
+        nodes=[old, young, used, linked, other], edges=[GraphEdge(source="linked", target="other")]
+    )
     orphans = find_orphans(g, NOW)
     assert [o.id for o in orphans] == ["old"] and orphans[0].age_days == 45
     assert [o.id for o in find_orphans(g, NOW, grace_days=1)] == ["old", "young"]

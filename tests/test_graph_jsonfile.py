@@ -30,14 +30,31 @@ T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
 
 def sample(scope: str = "project:demo") -> Graph:
-    return Graph(scope=scope, nodes=[
-        GraphNode(id="wal-busy", name="SQLite busy timeout", type="gotcha",
-                  body="Set busy_timeout before WAL writes.", touches=["src/db.py"], tags=["sqlite"],
-                  created=T0, use_count=4, last_used=T0 + timedelta(days=2)),
-        GraphNode(id="lock-storm", name="Lock storms under 8 writers", created=T0),
-        GraphNode(id="small-prs", name="Small pull requests", type="preference", created=T0,
-                  updated=T0 + timedelta(days=1)),
-    ], edges=[GraphEdge(source="wal-busy", target="lock-storm", type="caused_by", weight=0.8)])
+    return Graph(
+        scope=scope,
+        nodes=[
+            GraphNode(
+                id="wal-busy",
+                name="SQLite busy timeout",
+                type="gotcha",
+                body="Set busy_timeout before WAL writes.",
+                touches=["src/db.py"],
+                tags=["sqlite"],
+                created=T0,
+                use_count=4,
+                last_used=T0 + timedelta(days=2),
+            ),
+            GraphNode(id="lock-storm", name="Lock storms under 8 writers", created=T0),
+            GraphNode(
+                id="small-prs",
+                name="Small pull requests",
+                type="preference",
+                created=T0,
+                updated=T0 + timedelta(days=1),
+            ),
+        ],
+        edges=[GraphEdge(source="wal-busy", target="lock-storm", type="caused_by", weight=0.8)],
+    )
 
 
 def test_layout_is_stable_readable_and_round_trips(tmp_path: Path) -> None:
@@ -50,7 +67,10 @@ def test_layout_is_stable_readable_and_round_trips(tmp_path: Path) -> None:
     assert list(data["nodes"][2])[:3] == ["id", "name", "type"]
     assert "use_count" not in text and "last_used" not in text  # runtime state stays in the store
     # One edge per line; one node per indented block.
-    assert '    {"source": "wal-busy", "type": "caused_by", "target": "lock-storm", "weight": 0.8}' in text
+    assert (
+        '    {"source": "wal-busy", "type": "caused_by", "target": "lock-storm", "weight": 0.8}'
+        in text
+    )
     assert text.count('\n    {\n      "id"') == 3
     path = project_graph_path(tmp_path)
     write_graph_file(path, g)
@@ -66,26 +86,51 @@ def test_layout_is_stable_readable_and_round_trips(tmp_path: Path) -> None:
 def test_one_changed_node_is_one_changed_block() -> None:
     g = sample()
     before = dumps_graph(g).splitlines()
-    node = g.node("lock-storm").model_copy(update={"body": "Seen at 8+ writers.", "updated": T0 + timedelta(days=3)})
-    after = dumps_graph(Graph(scope=g.scope, nodes=[node, *[n for n in g.nodes if n.id != "lock-storm"]],
-                              edges=g.edges)).splitlines()
+    node = g.node("lock-storm").model_copy(
+        update={"body": "Seen at 8+ writers.", "updated": T0 + timedelta(days=3)}
+    )
+    after = dumps_graph(
+        Graph(
+            scope=g.scope,
+            nodes=[node, *[n for n in g.nodes if n.id != "lock-storm"]],
+            edges=g.edges,
+        )
+    ).splitlines()
     import difflib
-    changed = [l for l in difflib.unified_diff(before, after, lineterm="", n=0)
-               if l[:1] in "+-" and not l.startswith(("+++", "---"))]
+
+    changed = [
+        line
+        for line in difflib.unified_diff(before, after, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
     # The body line is added, and "created" gains a comma before the new "updated" line.
-    assert sorted(changed) == sorted([
-        '+      "body": "Seen at 8+ writers.",', '-      "created": "2026-03-01T00:00:00Z"',
-        '+      "created": "2026-03-01T00:00:00Z",', '+      "updated": "2026-03-04T00:00:00Z"'])
+    assert sorted(changed) == sorted(
+        [
+            '+      "body": "Seen at 8+ writers.",',
+            '-      "created": "2026-03-01T00:00:00Z"',
+            '+      "created": "2026-03-01T00:00:00Z",',
+            '+      "updated": "2026-03-04T00:00:00Z"',
+        ]
+    )
 
 
-@pytest.mark.parametrize(("text", "line", "column", "message"), [
-    ('{\n  "format": "memoryd-knowledge-graph",\n  "nodes": [\n    {"id": "a",}\n  ]\n}', 4, 16, "not valid JSON"),
-    ("", 1, 1, "not valid JSON"),
-    ('{"nodes": []}', 1, 1, "not a memoryd graph file"),
-    ('[1, 2]', 1, 1, "not a memoryd graph file"),
-])
-def test_invalid_json_is_refused_with_line_and_column(tmp_path: Path, text: str, line: int,
-                                                      column: int, message: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        (
+            '{\n  "format": "memoryd-knowledge-graph",\n  "nodes": [\n    {"id": "a",}\n  ]\n}',
+            4,
+            16,
+            "not valid JSON",
+        ),
+        ("", 1, 1, "not valid JSON"),
+        ('{"nodes": []}', 1, 1, "not a memoryd graph file"),
+        ("[1, 2]", 1, 1, "not a memoryd graph file"),
+    ],
+)
+def test_invalid_json_is_refused_with_line_and_column(
+    tmp_path: Path, text: str, line: int, column: int, message: str
+) -> None:
     path = tmp_path / "graph.json"
     path.write_text(text)
     with pytest.raises(GraphFileError, match=message) as info:
@@ -102,7 +147,9 @@ def test_invalid_content_names_the_node_and_its_line(tmp_path: Path) -> None:
     with pytest.raises(GraphFileError, match=r"node 'wal-busy'\.touches: .*must not leave") as info:
         read_graph_file(path)
     assert info.value.line == text.splitlines().index('      "id": "wal-busy",') + 1
-    path.write_text(text.replace('"../../etc/passwd"', '"src/db.py"').replace('"caused_by"', '"blames"'))
+    path.write_text(
+        text.replace('"../../etc/passwd"', '"src/db.py"').replace('"caused_by"', '"blames"')
+    )
     with pytest.raises(GraphFileError, match=r"edge 1 \(wal-busy -> lock-storm\)"):
         read_graph_file(path)
     path.write_text(text.replace('"version": 1', '"version": 9'))
@@ -124,7 +171,9 @@ def test_a_foreign_project_file_is_refused(tmp_path: Path) -> None:
 def test_an_invalid_file_is_never_overwritten(tmp_path: Path) -> None:
     path = project_graph_path(tmp_path)
     path.parent.mkdir(parents=True)
-    broken = b'{"format": "memoryd-knowledge-graph", "version": 1, "scope": "project:demo", "nodes": [\n'
+    broken = (
+        b'{"format": "memoryd-knowledge-graph", "version": 1, "scope": "project:demo", "nodes": [\n'
+    )
     path.write_bytes(broken)
     with pytest.raises(GraphFileError, match=r":2:1: not valid JSON"):
         update_graph_file(path, lambda g: g, scope="project:demo")
@@ -135,10 +184,19 @@ def test_an_invalid_file_is_never_overwritten(tmp_path: Path) -> None:
 def test_a_held_lock_times_out_with_a_clear_error(tmp_path: Path) -> None:
     path = project_graph_path(tmp_path)
     write_graph_file(path, sample())
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from filelock import FileLock; "
-        f"l = FileLock({str(path) + '.lock'!r}); l.acquire(); print('held', flush=True); time.sleep(30)")],
-        stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from filelock import FileLock; "
+                f"lock = FileLock({str(path) + '.lock'!r}); lock.acquire(); "
+                "print('held', flush=True); time.sleep(30)"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(GraphFileBusy, match="lock held by another process"):
@@ -147,16 +205,32 @@ def test_a_held_lock_times_out_with_a_clear_error(tmp_path: Path) -> None:
         holder.kill()
         holder.wait()
     assert read_graph_file(path) == Graph.model_validate(
-        {**sample().model_dump(), "nodes": [n.model_copy(update={"use_count": 0, "last_used": None})
-                                            for n in sample().nodes]})
+        {
+            **sample().model_dump(),
+            "nodes": [
+                n.model_copy(update={"use_count": 0, "last_used": None}) for n in sample().nodes
+            ],
+        }
+    )
 
 
 def test_three_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     path = project_graph_path(tmp_path)
     go = tmp_path / "go"
     per_writer = 25
-    writers = [subprocess.Popen([sys.executable, str(HELPERS / "graph_writer.py"), str(path), str(w),
-                                 str(per_writer), str(go)]) for w in range(3)]
+    writers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(HELPERS / "graph_writer.py"),
+                str(path),
+                str(w),
+                str(per_writer),
+                str(go),
+            ]
+        )
+        for w in range(3)
+    ]
     seen_valid = 0
     time.sleep(0.5)
     go.touch()
@@ -166,7 +240,9 @@ def test_three_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     assert [p.wait(timeout=120) for p in writers] == [0, 0, 0]
     graph = read_graph_file(path, scope="project:race")
     assert graph is not None
-    assert sorted(n.id for n in graph.nodes) == sorted(f"w{w}-{i}" for w in range(3) for i in range(per_writer))
+    assert sorted(n.id for n in graph.nodes) == sorted(
+        f"w{w}-{i}" for w in range(3) for i in range(per_writer)
+    )
     assert len(graph.edges) == 3 * (per_writer - 1)
     assert seen_valid > 0
     assert not list(path.parent.glob("*.tmp"))
@@ -184,24 +260,33 @@ def test_a_hand_edit_of_the_file_is_merged_into_the_store(tmp_path: Path) -> Non
     base = SyncBase.from_graph(read_graph_file(path))  # type: ignore[arg-type]
     text = path.read_text()
     text = text.replace('"Lock storms under 8 writers"', '"Lock storms under 8+ writers"')
-    text = text.replace('  "edges": [', '''  "edges": [
-    {"source": "small-prs", "type": "relates_to", "target": "lock-storm"},''')
-    text = text.replace('''    {
-      "id": "small-prs",''', '''    {
+    text = text.replace(
+        '  "edges": [',
+        """  "edges": [
+    {"source": "small-prs", "type": "relates_to", "target": "lock-storm"},""",
+    )
+    text = text.replace(
+        """    {
+      "id": "small-prs",""",
+        """    {
       "id": "retry-policy",
       "name": "Retry with jitter",
       "type": "convention",
       "created": "2026-03-05T00:00:00Z"
     },
     {
-      "id": "small-prs",''')
+      "id": "small-prs",""",
+    )
     path.write_text(text)
     edited = read_graph_file(path, scope="project:demo")
     now = T0 + timedelta(days=10)
     result = merge_graphs(edited, store, base, now=now)
     kinds = sorted((c.kind, str(c.key)) for c in result.to_store)
-    assert kinds == [("upsert_edge", "('small-prs', 'relates_to', 'lock-storm')"),
-                     ("upsert_node", "lock-storm"), ("upsert_node", "retry-policy")]
+    assert kinds == [
+        ("upsert_edge", "('small-prs', 'relates_to', 'lock-storm')"),
+        ("upsert_node", "lock-storm"),
+        ("upsert_node", "retry-policy"),
+    ]
     merged = result.graph.node("lock-storm")
     assert merged.name == "Lock storms under 8+ writers" and merged.updated == now  # stamped
     assert result.graph.node("wal-busy").use_count == 4  # the store's usage is kept
@@ -230,7 +315,9 @@ def test_both_sides_changed_is_a_reported_conflict_newer_wins(tmp_path: Path) ->
 def test_removals_archive_in_the_store_and_drop_from_the_file() -> None:
     store = sample()
     base = SyncBase.from_graph(store)
-    file = Graph(scope=store.scope, nodes=[n for n in store.nodes if n.id != "small-prs"], edges=store.edges)
+    file = Graph(
+        scope=store.scope, nodes=[n for n in store.nodes if n.id != "small-prs"], edges=store.edges
+    )
     result = merge_graphs(file, store, base, now=T0 + timedelta(days=3))
     assert [(c.kind, c.key) for c in result.to_store] == [("archive_node", "small-prs")]
     assert result.graph.node("small-prs").archived  # never deleted: archived, still in the file
@@ -253,3 +340,8 @@ def test_first_sync_without_a_base_reports_differences() -> None:
     with pytest.raises(ValueError, match="cannot merge"):
         merge_graphs(sample("project:x"), store, None, now=T0)
     assert SyncBase.from_json(json.loads(json.dumps(result.base.to_json()))) == result.base
+
+
+def test_sync_base_refuses_a_malformed_edge_key() -> None:
+    with pytest.raises(ValueError, match="not 'source type target'"):
+        SyncBase.from_json({"nodes": {}, "edges": {"a b": "x"}})

@@ -25,16 +25,33 @@ def node(node_id: str, **kw: object) -> GraphNode:
 
 
 def test_node_normalises_paths_tags_and_times() -> None:
-    n = node("wal-busy", touches=["./src/db.py", "src\\db.py", "docs/"], tags=[" sql ", "sql"],
-             created=datetime(2026, 3, 1, 12, 0), name="  SQLite   busy\ntimeout ")
+    n = node(
+        "wal-busy",
+        touches=["./src/db.py", "src\\db.py", "docs/"],
+        tags=[" sql ", "sql"],
+        created=datetime(2026, 3, 1, 12, 0),
+        name="  SQLite   busy\ntimeout ",
+    )
     assert n.touches == ["src/db.py", "docs"]
     assert n.tags == ["sql"]
     assert n.created.tzinfo is not None and n.created.hour == 12
     assert n.name == "SQLite busy timeout"
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "../outside.py", "a/../../b", "C:\\x\\y.py", "~/x",
-                                  "", "   ", "a\x00b", "x" * 300])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/etc/passwd",
+        "../outside.py",
+        "a/../../b",
+        "C:\\x\\y.py",
+        "~/x",
+        "",
+        "   ",
+        "a\x00b",
+        "x" * 300,
+    ],
+)
 def test_bad_touch_paths_are_refused(path: str) -> None:
     with pytest.raises(ValueError):
         check_touch_path(path)
@@ -78,17 +95,23 @@ def test_graph_checks_ids_edges_and_scope() -> None:
     with pytest.raises(ValidationError, match="unknown node 'c'"):
         Graph(nodes=[node("a")], edges=[GraphEdge(source="a", target="c")])
     with pytest.raises(ValidationError, match="duplicate edge"):
-        Graph(nodes=[node("a"), node("b")],
-              edges=[GraphEdge(source="a", target="b"), GraphEdge(source="a", target="b")])
+        Graph(
+            nodes=[node("a"), node("b")],
+            edges=[GraphEdge(source="a", target="b"), GraphEdge(source="a", target="b")],
+        )
     with pytest.raises(ValidationError, match="scope"):
         Graph(scope="team:x")
 
 
 def test_graph_is_canonical_and_answers_lookups() -> None:
-    g1 = Graph(nodes=[node("b"), node("a")],
-               edges=[GraphEdge(source="b", target="a"), GraphEdge(source="a", target="b")])
-    g2 = Graph(nodes=[node("a"), node("b")],
-               edges=[GraphEdge(source="a", target="b"), GraphEdge(source="b", target="a")])
+    g1 = Graph(
+        nodes=[node("b"), node("a")],
+        edges=[GraphEdge(source="b", target="a"), GraphEdge(source="a", target="b")],
+    )
+    g2 = Graph(
+        nodes=[node("a"), node("b")],
+        edges=[GraphEdge(source="a", target="b"), GraphEdge(source="b", target="a")],
+    )
     assert g1 == g2
     assert g1.degrees() == {"a": 2, "b": 2}
     with pytest.raises(KeyError, match="no node 'zz'"):
@@ -97,10 +120,23 @@ def test_graph_is_canonical_and_answers_lookups() -> None:
 
 def test_as_of_answers_what_was_believed_then() -> None:
     old = node("port-5432", name="DB port 5432", valid_from=T0, valid_until=T0 + timedelta(days=10))
-    new = node("port-5433", name="DB port 5433", created=T0 + timedelta(days=10),
-               valid_from=T0 + timedelta(days=10))
-    g = Graph(nodes=[old, new], edges=[GraphEdge(source="port-5433", target="port-5432",
-                                                 type="supersedes", created=T0 + timedelta(days=10))])
+    new = node(
+        "port-5433",
+        name="DB port 5433",
+        created=T0 + timedelta(days=10),
+        valid_from=T0 + timedelta(days=10),
+    )
+    g = Graph(
+        nodes=[old, new],
+        edges=[
+            GraphEdge(
+                source="port-5433",
+                target="port-5432",
+                type="supersedes",
+                created=T0 + timedelta(days=10),
+            )
+        ],
+    )
     then = g.as_of(T0 + timedelta(days=5))
     assert [n.id for n in then.nodes] == ["port-5432"] and then.edges == []
     later = g.as_of(T0 + timedelta(days=11))

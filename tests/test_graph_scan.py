@@ -22,7 +22,10 @@ def write(root: Path, rel: str, text: str = "") -> None:
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "shop"
-    write(root, "pyproject.toml", """
+    write(
+        root,
+        "pyproject.toml",
+        """
 [build-system]
 build-backend = "setuptools.build_meta"
 [project]
@@ -37,19 +40,28 @@ testpaths = ["tests"]
 line-length = 100
 [tool.ruff.lint]
 select = ["E", "F", "I"]
-""")
+""",
+    )
     write(root, "src/shop/__init__.py")
     write(root, "src/shop/__main__.py", "main()")
     write(root, "src/shop/cli.py")
     write(root, "tests/test_cart.py")
     write(root, "tests/api/test_orders.py")
     write(root, "web/package.json", "{}")
-    write(root, "package.json", '{"name": "shop-web", "type": "module", "main": "web/index.js",'
-                                ' "scripts": {"build": "vite build", "test": "vitest run"}}')
+    write(
+        root,
+        "package.json",
+        '{"name": "shop-web", "type": "module", "main": "web/index.js",'
+        ' "scripts": {"build": "vite build", "test": "vitest run"}}',
+    )
     write(root, "web/index.js")
     write(root, "web/cart.test.js")
     write(root, "Makefile", "test:\n\tpytest\nlint: deps\n\truff check .\nVERSION := 1\n")
-    write(root, ".editorconfig", "root = true\n[*]\nindent_style = space\nindent_size = 4\n[Makefile]\nindent_style = tab\n")
+    write(
+        root,
+        ".editorconfig",
+        "root = true\n[*]\nindent_style = space\nindent_size = 4\n[Makefile]\nindent_style = tab\n",
+    )
     write(root, "tsconfig.json", '{"compilerOptions": {"strict": true, "target": "es2022"}}')
     write(root, ".github/workflows/ci.yml", "on: push")
     write(root, "scripts/test", "#!/bin/sh")
@@ -62,22 +74,43 @@ def test_scan_finds_languages_entry_points_tests_commands_and_conventions(projec
     result = scan_project(project, now=NOW)
     nodes = {n.id: n for n in result.nodes}
     assert result.warnings == []
-    assert {"scan-languages", "scan-tests", "scan-entry-python", "scan-build-python",
-            "scan-convention-ruff", "scan-build-node", "scan-entry-node", "scan-build-make",
-            "scan-convention-editorconfig", "scan-convention-typescript", "scan-ci",
-            "scan-scripts", "scan-entry-files"} <= set(nodes)
-    assert "Python 5 files (71%)" in nodes["scan-languages"].body and "JavaScript 2 files (29%)" in nodes["scan-languages"].body
+    assert {
+        "scan-languages",
+        "scan-tests",
+        "scan-entry-python",
+        "scan-build-python",
+        "scan-convention-ruff",
+        "scan-build-node",
+        "scan-entry-node",
+        "scan-build-make",
+        "scan-convention-editorconfig",
+        "scan-convention-typescript",
+        "scan-ci",
+        "scan-scripts",
+        "scan-entry-files",
+    } <= set(nodes)
+    assert (
+        "Python 5 files (71%)" in nodes["scan-languages"].body
+        and "JavaScript 2 files (29%)" in nodes["scan-languages"].body
+    )
     assert "node_modules" not in nodes["scan-languages"].body
     assert "`shop` -> shop.cli:main" in nodes["scan-entry-python"].body
     assert "3 dependencies (fastapi, httpx, pydantic)" in nodes["scan-build-python"].body
     assert "line-length = 100" in nodes["scan-convention-ruff"].body
     assert "`npm run test`: vitest run" in nodes["scan-build-node"].body
-    assert "test, lint" in nodes["scan-build-make"].body and "VERSION" not in nodes["scan-build-make"].body
+    assert (
+        "test, lint" in nodes["scan-build-make"].body
+        and "VERSION" not in nodes["scan-build-make"].body
+    )
     assert "Makefile: indent_style=tab" in nodes["scan-convention-editorconfig"].body
     assert "strict=True" in nodes["scan-convention-typescript"].body
     assert "3 test files" in nodes["scan-tests"].body
     assert set(nodes["scan-tests"].touches) == {"tests", "tests/api", "web"}
-    assert nodes["scan-entry-files"].touches == ["src/shop/__main__.py", "src/shop/cli.py", "web/index.js"]
+    assert nodes["scan-entry-files"].touches == [
+        "src/shop/__main__.py",
+        "src/shop/cli.py",
+        "web/index.js",
+    ]
     assert all(n.touches for n in result.nodes) and all("scan" in n.tags for n in result.nodes)
     # Every node joins the overview; the result is a valid graph.
     graph = Graph(scope="project:shop", nodes=result.nodes, edges=result.edges)

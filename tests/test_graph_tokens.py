@@ -31,13 +31,20 @@ def test_cl100k_counts_known_texts() -> None:
 
 def test_cl100k_loads_without_network(tmp_path) -> None:
     """A fresh process with no proxy and an empty tiktoken cache still loads the vocabulary."""
-    code = ("from memoryd.graph.tokens import get_counter; "
-            "print(get_counter('cl100k').count('offline please'))")
-    env = {"PATH": "/usr/bin:/bin", "TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"),
-           "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
-           "HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
+    code = (
+        "from memoryd.graph.tokens import get_counter; "
+        "print(get_counter('cl100k').count('offline please'))"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HOME": str(tmp_path),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip()) == 2
 

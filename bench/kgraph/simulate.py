@@ -56,22 +56,55 @@ class Variant:
     random_order: bool = False  # a floor: rank nodes at random
 
 
+SEED = ArchivalWeights(recency=0.5, connectivity=0.3, files=0.2)  # the seed design's weights
 VARIANTS = (
-    Variant("seed: recency .5 + connectivity .3 (cap 6) + files .2", ArchivalWeights()),
-    Variant("seed weights, degree uncapped (degree / max degree)", ArchivalWeights(degree_cap=None)),
-    Variant("seed weights + files matched to the module worked on", ArchivalWeights(), active_files=True),
-    Variant("recency .4 + connectivity .2 + files .2 + usage .2",
-            ArchivalWeights(recency=0.4, connectivity=0.2, files=0.2, usage=0.2)),
-    Variant("recency .4 + connectivity .2 + files .2 + usage .2, files matched",
-            ArchivalWeights(recency=0.4, connectivity=0.2, files=0.2, usage=0.2), active_files=True),
-    Variant("recency .5 + connectivity .3 (cap 20) + files .2", ArchivalWeights(degree_cap=20)),
-    Variant("recency .6 + connectivity .2 (cap 6) + files .2",
-            ArchivalWeights(recency=0.6, connectivity=0.2, files=0.2)),
-    Variant("recency .7 + connectivity .1 (cap 6) + files .2",
-            ArchivalWeights(recency=0.7, connectivity=0.1, files=0.2)),
+    Variant("seed: recency .5 + connectivity .3 (cap 6) + files .2", SEED),
+    Variant(
+        "seed weights, degree uncapped (degree / max degree)",
+        SEED.model_copy(update={"degree_cap": None}),
+    ),
+    Variant("seed weights + files matched to the module worked on", SEED, active_files=True),
+    Variant(
+        "recency .4 + connectivity .2 + files .2 + usage .2",
+        ArchivalWeights(recency=0.4, connectivity=0.2, files=0.2, usage=0.2),
+    ),
+    Variant(
+        "recency .4 + connectivity .2 + files .2 + usage .2, files matched",
+        ArchivalWeights(recency=0.4, connectivity=0.2, files=0.2, usage=0.2),
+        active_files=True,
+    ),
+    Variant(
+        "recency .5 + connectivity .3 (cap 20) + files .2",
+        SEED.model_copy(update={"degree_cap": 20}),
+    ),
+    Variant(
+        "recency .6 + connectivity .2 (cap 6) + files .2",
+        ArchivalWeights(recency=0.6, connectivity=0.2, files=0.2),
+    ),
+    Variant(
+        "recency .7 + connectivity .1 (cap 6) + files .2",
+        ArchivalWeights(recency=0.7, connectivity=0.1, files=0.2),
+    ),
+    Variant(
+        "recency .8 + connectivity .1 (cap 6) + files .1",
+        ArchivalWeights(recency=0.8, connectivity=0.1, files=0.1),
+    ),
+    Variant(
+        "recency .8 + connectivity .1 (cap 6) + files .1, files matched",
+        ArchivalWeights(recency=0.8, connectivity=0.1, files=0.1),
+        active_files=True,
+    ),
+    Variant(
+        "recency .8 + files .2, files matched",
+        ArchivalWeights(recency=0.8, connectivity=0, files=0.2),
+        active_files=True,
+    ),
     Variant("recency only", ArchivalWeights(recency=1, connectivity=0, files=0)),
-    Variant("connectivity only, uncapped", ArchivalWeights(recency=0, connectivity=1, files=0, degree_cap=None)),
-    Variant("random order (floor)", ArchivalWeights(), random_order=True),
+    Variant(
+        "connectivity only, uncapped",
+        ArchivalWeights(recency=0, connectivity=1, files=0, degree_cap=None),
+    ),
+    Variant("random order (floor)", SEED, random_order=True),
 )
 
 
@@ -101,7 +134,9 @@ class World:
             node_id = f"s{len(self.ids)}"
             self.nodes[node_id] = make_node(self.rng, node_id, self.module, self.files, now)
             self.degree[node_id], self.module_of[node_id] = 0, self.module
-            new_edges = link_new(self.rng, node_id, self.module_of, self.degree, self.by_module, self.ids)
+            new_edges = link_new(
+                self.rng, node_id, self.module_of, self.degree, self.by_module, self.ids
+            )
             for edge in new_edges:
                 self.neighbours.setdefault(edge.source, set()).add(edge.target)
                 self.neighbours.setdefault(edge.target, set()).add(edge.source)
@@ -118,8 +153,13 @@ class World:
         near: set[str] = set()
         for node_id in touching:
             near.update(self.neighbours.get(node_id, ()))
-        pools = {"module": touching, "recent": recent, "neighbour": sorted(near - set(touching)),
-                 "foundational": found, "any": self.ids}
+        pools = {
+            "module": touching,
+            "recent": recent,
+            "neighbour": sorted(near - set(touching)),
+            "foundational": found,
+            "any": self.ids,
+        }
         for _ in range(2):
             kind = rng.choices(NEED_KINDS, NEED_WEIGHTS)[0]
             pool = pools[kind] or self.ids
@@ -130,8 +170,9 @@ class World:
         return Graph(scope=SCOPE, nodes=list(self.nodes.values()), edges=self.edges)
 
 
-def _scores(variant: Variant, graph: Graph, now: Any, files: list[str] | None,
-            rng: random.Random) -> dict[tuple[str, str], NodeScore]:
+def _scores(
+    variant: Variant, graph: Graph, now: Any, files: list[str] | None, rng: random.Random
+) -> dict[tuple[str, str], NodeScore]:
     scores = score_nodes([graph], now, variant.weights, active_files=files)
     if variant.random_order:
         scores = {k: s._replace(score=rng.random()) for k, s in scores.items()}
@@ -151,8 +192,13 @@ def run_variant(variant: Variant, *, seed: int, days: int, budget: int) -> dict[
         graph = world.graph()
         files = world.files[world.module] if variant.active_files else None
         t0 = time.perf_counter()
-        view = build_core([graph], now=now, budget=budget, counter=counter,
-                          scores=_scores(variant, graph, now, files, order_rng))
+        view = build_core(
+            [graph],
+            now=now,
+            budget=budget,
+            counter=counter,
+            scores=_scores(variant, graph, now, files, order_rng),
+        )
         core_ms.append(1000 * (time.perf_counter() - t0))
         included = {k[1] for k in view.included}
         counted = session >= 2 * WARMUP_DAYS and len(world.ids) >= 10
@@ -163,21 +209,30 @@ def run_variant(variant: Variant, *, seed: int, days: int, budget: int) -> dict[
             graph = recall(graph, node_id, now)  # used: found in the core, by search or by recall
             world.nodes[node_id] = graph.node(node_id)
         if counted and included:
-            top = sorted(world.degree, key=world.degree.get, reverse=True)[: max(1, len(world.ids) // 20)]
+            top = sorted(world.degree, key=world.degree.get, reverse=True)[
+                : max(1, len(world.ids) // 20)
+            ]
             hub_share.append(len(included & set(top)) / len(included))
         world.add_nodes(now + timedelta(hours=2))
         t0 = time.perf_counter()
         after = world.graph()
         later = now + timedelta(hours=3)
-        result = compact([after], now=later, budget=budget, counter=counter,
-                         scores=_scores(variant, after, later, files, order_rng))
+        result = compact(
+            [after],
+            now=later,
+            budget=budget,
+            counter=counter,
+            scores=_scores(variant, after, later, files, order_rng),
+        )
         compact_ms.append(1000 * (time.perf_counter() - t0))
         if result.archived:
             world.nodes.update({n.id: n for n in result.graphs[0].nodes if n.archived})
     total_hits = sum(h for h, _ in hits.values())
     total = sum(n for _, n in hits.values())
     return {
-        "variant": variant.name, "seed": seed, "needs": total,
+        "variant": variant.name,
+        "seed": seed,
+        "needs": total,
         "hit_rate": round(total_hits / total, 4) if total else None,
         "by_kind": {k: round(h / n, 4) if n else None for k, (h, n) in hits.items()},
         "nodes_at_end": len(world.ids),
@@ -188,7 +243,9 @@ def run_variant(variant: Variant, *, seed: int, days: int, budget: int) -> dict[
     }
 
 
-def run(log: Callable[[str], None], *, seeds: tuple[int, ...], days: int, budget: int) -> dict[str, Any]:
+def run(
+    log: Callable[[str], None], *, seeds: tuple[int, ...], days: int, budget: int
+) -> dict[str, Any]:
     """Every variant on every seed; per-variant means and ranges."""
     rows = []
     for variant in VARIANTS:
@@ -196,19 +253,36 @@ def run(log: Callable[[str], None], *, seeds: tuple[int, ...], days: int, budget
             t0 = time.perf_counter()
             row = run_variant(variant, seed=seed, days=days, budget=budget)
             rows.append(row)
-            log(f"simulate: {variant.name} seed {seed}: hit rate {row['hit_rate']} "
-                f"({time.perf_counter() - t0:.0f} s)")
+            log(
+                f"simulate: {variant.name} seed {seed}: hit rate {row['hit_rate']} "
+                f"({time.perf_counter() - t0:.0f} s)"
+            )
     summary = []
     for variant in VARIANTS:
         mine = [r for r in rows if r["variant"] == variant.name]
         rates = [r["hit_rate"] for r in mine]
-        summary.append({
-            "variant": variant.name, "hit_rate_mean": round(statistics.fmean(rates), 4),
-            "hit_rate_min": min(rates), "hit_rate_max": max(rates),
-            "by_kind": {k: round(statistics.fmean(r["by_kind"][k] for r in mine), 4) for k in NEED_KINDS},
-            "hub_share_of_core": round(statistics.fmean(r["hub_share_of_core"] for r in mine), 4),
-            "nodes_at_end": round(statistics.fmean(r["nodes_at_end"] for r in mine)),
-            "archived_at_end": round(statistics.fmean(r["archived_at_end"] for r in mine)),
-        })
-    return {"seeds": list(seeds), "days": days, "budget": budget, "need_mix": dict(zip(NEED_KINDS, NEED_WEIGHTS)),
-            "warmup_days": WARMUP_DAYS, "runs": rows, "summary": summary}
+        summary.append(
+            {
+                "variant": variant.name,
+                "hit_rate_mean": round(statistics.fmean(rates), 4),
+                "hit_rate_min": min(rates),
+                "hit_rate_max": max(rates),
+                "by_kind": {
+                    k: round(statistics.fmean(r["by_kind"][k] for r in mine), 4) for k in NEED_KINDS
+                },
+                "hub_share_of_core": round(
+                    statistics.fmean(r["hub_share_of_core"] for r in mine), 4
+                ),
+                "nodes_at_end": round(statistics.fmean(r["nodes_at_end"] for r in mine)),
+                "archived_at_end": round(statistics.fmean(r["archived_at_end"] for r in mine)),
+            }
+        )
+    return {
+        "seeds": list(seeds),
+        "days": days,
+        "budget": budget,
+        "need_mix": dict(zip(NEED_KINDS, NEED_WEIGHTS, strict=True)),
+        "warmup_days": WARMUP_DAYS,
+        "runs": rows,
+        "summary": summary,
+    }

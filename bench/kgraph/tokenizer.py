@@ -42,15 +42,20 @@ def beam_texts(limit: int | None = None) -> list[str]:
 def graph_texts(n: int = 2000) -> tuple[list[str], list[str]]:
     """Node blocks of a generated graph, and whole cores rendered at several budgets."""
     graph = generate_graph(n, seed=11, archived_share=0.3)
-    blocks = list(node_blocks([graph], [(graph.scope, x.id) for x in graph.nodes if not x.archived]).values())
+    blocks = list(
+        node_blocks([graph], [(graph.scope, x.id) for x in graph.nodes if not x.archived]).values()
+    )
     user = generate_user_graph()
-    cores = [build_core([user, graph], now=NOW, budget=b, counter=get_counter("cl100k")).text
-             for b in (500, 1000, 2000, 5000, 10000)]
+    cores = [
+        build_core([user, graph], now=NOW, budget=b, counter=get_counter("cl100k")).text
+        for b in (500, 1000, 2000, 5000, 10000)
+    ]
     return blocks, cores
 
 
-def fit_estimator(texts: Sequence[str], real: Sequence[int],
-                  coverage: float | None = COVERAGE) -> dict[str, float]:
+def fit_estimator(
+    texts: Sequence[str], real: Sequence[int], coverage: float | None = COVERAGE
+) -> dict[str, float]:
     """Least-squares coefficients on the features, scaled so that ``coverage`` of the texts
     are not under-counted (``None``: the plain least-squares fit)."""
     x = np.array([[estimate_features(t)[f] for f in FEATURES] + [1.0] for t in texts], dtype=float)
@@ -101,9 +106,12 @@ def run(log: Callable[[str], None], beam_limit: int | None = None) -> dict[str, 
     fit_real = [r for k in ("beam_messages", "graph_blocks") for r in real[k][0::2]]
     coefficients = fit_estimator(fit_texts, fit_real)
     counters: dict[str, TokenCounter] = {
-        "chars/4": CharsPerTokenCounter(), "estimate (shipped)": EstimateCounter(),
+        "chars/4": CharsPerTokenCounter(),
+        "estimate (shipped)": EstimateCounter(),
         "estimate (refit here)": EstimateCounter(coefficients),
-        "estimate (least squares, unscaled)": EstimateCounter(fit_estimator(fit_texts, fit_real, None)),
+        "estimate (least squares, unscaled)": EstimateCounter(
+            fit_estimator(fit_texts, fit_real, None)
+        ),
         "minilm": get_counter("minilm"),
     }
     results: dict[str, Any] = {"coefficients_refit": coefficients, "sets": {}, "speed": {}}
@@ -114,12 +122,17 @@ def run(log: Callable[[str], None], beam_limit: int | None = None) -> dict[str, 
         idx = range(1, len(texts), 2) if held_out else range(len(texts))
         sub, sub_real = [texts[i] for i in idx], [real[name][i] for i in idx]
         results["sets"][name] = {
-            "held_out_half": held_out, "real_tokens": sum(sub_real),
-            **{c: errors(counter.count_many(sub), sub_real) for c, counter in counters.items()}}
+            "held_out_half": held_out,
+            "real_tokens": sum(sub_real),
+            **{c: errors(counter.count_many(sub), sub_real) for c, counter in counters.items()},
+        }
     speed_texts = (beam[:2000] or []) + blocks
     chars = sum(len(t) for t in speed_texts)
     for name, counter in {"cl100k": real_counter, **counters}.items():
         seconds = timed(lambda c=counter: c.count_many(speed_texts))
-        results["speed"][name] = {"texts": len(speed_texts), "us_per_text": round(1e6 * seconds / len(speed_texts), 2),
-                                  "mb_per_s": round(chars / seconds / 1e6, 2)}
+        results["speed"][name] = {
+            "texts": len(speed_texts),
+            "us_per_text": round(1e6 * seconds / len(speed_texts), 2),
+            "mb_per_s": round(chars / seconds / 1e6, 2),
+        }
     return results

@@ -19,12 +19,17 @@ from memoryd.graph.model import Graph, GraphEdge, GraphNode
 def add(writer: str, i: int):
     def change(graph: Graph) -> Graph:
         now = datetime.now(timezone.utc)
-        node = GraphNode(id=f"w{writer}-{i}", name=f"Writer {writer} item {i}",
-                         body=f"written by process {writer}", created=now)
+        node = GraphNode(
+            id=f"w{writer}-{i}",
+            name=f"Writer {writer} item {i}",
+            body=f"written by process {writer}",
+            created=now,
+        )
         edges = list(graph.edges)
         if i > 0:
             edges.append(GraphEdge(source=node.id, target=f"w{writer}-{i - 1}", type="relates_to"))
         return Graph(scope=graph.scope, nodes=[*graph.nodes, node], edges=edges)
+
     return change
 
 

@@ -56,7 +56,8 @@ class ChatClient:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         body = {
-            "model": self.model, "temperature": 0,
+            "model": self.model,
+            "temperature": 0,
             "response_format": {"type": "json_object"},
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
         }
@@ -67,7 +68,8 @@ class ChatClient:
             text = response.json()["choices"][0]["message"]["content"]
         except httpx.HTTPStatusError as exc:
             raise CompressionFailed(
-                f"{url} answered {exc.response.status_code}: {exc.response.text[:200]}") from exc
+                f"{url} answered {exc.response.status_code}: {exc.response.text[:200]}"
+            ) from exc
         except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as exc:
             raise CompressionFailed(f"{url}: {type(exc).__name__}: {exc}") from exc
         if not isinstance(text, str):
@@ -94,13 +96,25 @@ def _node_from(item: Any, taken: set[str], now: datetime) -> GraphNode | None:
     name = item["name"].strip()[:MAX_NAME_CHARS]
     try:
         node = GraphNode(
-            id=make_node_id(name, taken), name=name, type=kind,
-            body=str(item.get("body") or "")[:MAX_BODY_CHARS], tags=tags,
-            touches=touches[:16], created=now, updated=now)
+            id=make_node_id(name, taken),
+            name=name,
+            type=kind,
+            body=str(item.get("body") or "")[:MAX_BODY_CHARS],
+            tags=tags,
+            touches=touches[:16],
+            created=now,
+            updated=now,
+        )
     except (ValidationError, ValueError):
         try:  # a bad path or tag should not cost the whole node
-            node = GraphNode(id=make_node_id(name, taken), name=name, type=kind,
-                             body=str(item.get("body") or "")[:MAX_BODY_CHARS], created=now, updated=now)
+            node = GraphNode(
+                id=make_node_id(name, taken),
+                name=name,
+                type=kind,
+                body=str(item.get("body") or "")[:MAX_BODY_CHARS],
+                created=now,
+                updated=now,
+            )
         except (ValidationError, ValueError):
             return None
     taken.add(node.id)
@@ -108,7 +122,10 @@ def _node_from(item: Any, taken: set[str], now: datetime) -> GraphNode | None:
 
 
 def compress_transcript(
-    client: ChatClient, messages: Sequence[tuple[str, str]], *, now: datetime,
+    client: ChatClient,
+    messages: Sequence[tuple[str, str]],
+    *,
+    now: datetime,
     taken_ids: set[str] | None = None,
 ) -> list[GraphNode]:
     """Ask the model for the knowledge nodes in ``messages`` ((role, text) pairs).

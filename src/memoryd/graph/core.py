@@ -72,7 +72,9 @@ def render_node(node: GraphNode) -> str:
 
 
 def render_edges(
-    node: GraphNode, outgoing: Sequence[GraphEdge], incoming: Sequence[GraphEdge],
+    node: GraphNode,
+    outgoing: Sequence[GraphEdge],
+    incoming: Sequence[GraphEdge],
     nodes: Mapping[str, GraphNode],
 ) -> str:
     """The node's edge line (empty if it has none to show).
@@ -121,8 +123,12 @@ class _Renderer:
         """The node's line and, if it has edges to show, its edge line."""
         nodes, outgoing, incoming = self._graphs[key[0]]
         node = nodes[key[1]]
-        edges = render_edges(node, sorted(outgoing.get(node.id, ()), key=_edge_order),
-                             sorted(incoming.get(node.id, ()), key=_edge_order), nodes)
+        edges = render_edges(
+            node,
+            sorted(outgoing.get(node.id, ()), key=_edge_order),
+            sorted(incoming.get(node.id, ()), key=_edge_order),
+            nodes,
+        )
         return render_node(node) + "\n" + (edges + "\n" if edges else "")
 
 
@@ -133,7 +139,8 @@ def node_blocks(graphs: Iterable[Graph], keys: Iterable[NodeKey]) -> dict[NodeKe
 
 
 def node_costs(
-    graphs: Sequence[Graph], counter: TokenCounter | None = None,
+    graphs: Sequence[Graph],
+    counter: TokenCounter | None = None,
     keys: Iterable[NodeKey] | None = None,
 ) -> dict[NodeKey, int]:
     """Tokens each active node (or each of ``keys``) costs in the core: what archival plans with."""
@@ -157,7 +164,9 @@ def _assemble(blocks: Sequence[_Block], scopes: Sequence[str], active: int) -> s
             parts.append(f"## {scope}\n")
             parts.extend(mine)
     if len(blocks) < active:
-        parts.append(f"({active - len(blocks)} more active nodes not shown: kg_search finds them)\n")
+        parts.append(
+            f"({active - len(blocks)} more active nodes not shown: kg_search finds them)\n"
+        )
     return "".join(parts)
 
 
@@ -182,13 +191,19 @@ def build_core(
     scopes = [g.scope for g in graphs]
     if len(set(scopes)) != len(scopes):
         raise ValueError(f"each graph must have its own scope, got {scopes}")
-    current = {(g.scope, n.id) for g in graphs for n in g.nodes
-               if not n.archived and (n.valid_until is None or now < n.valid_until)}
+    current = {
+        (g.scope, n.id)
+        for g in graphs
+        for n in g.nodes
+        if not n.archived and (n.valid_until is None or now < n.valid_until)
+    }
     scores = scores if scores is not None else score_nodes(graphs, now, weights)
     order = [k for k in ranked(scores) if k in current]
     order += sorted(current - set(order))
     renderer = _Renderer(graphs)
-    reserve = counter.count(_assemble([], scopes, len(current)) + "".join(f"## {s}\n" for s in scopes))
+    reserve = counter.count(
+        _assemble([], scopes, len(current)) + "".join(f"## {s}\n" for s in scopes)
+    )
     blocks = _pack(order, renderer, counter, budget - reserve)
     text = _assemble(blocks, scopes, len(current))
     tokens = counter.count(text)
@@ -199,8 +214,12 @@ def build_core(
     if tokens > budget:
         raise ValueError(f"budget {budget} is too small for the core's header ({tokens} tokens)")
     return CoreView(
-        text=text, tokens=tokens, budget=budget, counter=counter.name,
-        included=[b.key for b in blocks], active=len(current),
+        text=text,
+        tokens=tokens,
+        budget=budget,
+        counter=counter.name,
+        included=[b.key for b in blocks],
+        active=len(current),
         traces=sum(b.traces for b in blocks),
     )
 
@@ -215,7 +234,7 @@ def _pack(
     blocks: list[_Block] = []
     used, misses, step = 0, 0, 32
     for start in range(0, len(order), step):
-        chunk = order[start:start + step]
+        chunk = order[start : start + step]
         texts = [renderer.block(k) for k in chunk]
         for key, text, tokens in zip(chunk, texts, counter.count_many(texts), strict=True):
             if used + tokens <= room:

@@ -1,7 +1,7 @@
 """Backfill from what agents already wrote: Claude Code transcripts and OpenClaw memory files.
 
-**Claude Code** keeps one JSONL file per session under
-``~/.claude/projects/<cwd with every non-alphanumeric character replaced by '-'>/<sessionId>.jsonl``.
+**Claude Code** keeps one JSONL file per session,
+``~/.claude/projects/<cwd with each non-alphanumeric character as '-'>/<sessionId>.jsonl``.
 The line format was read from the ``@anthropic-ai/claude-code`` npm package (its 2.0
 ``cli.js`` writes and reads these files); what this importer relies on:
 
@@ -50,8 +50,10 @@ from memoryd.models import NewMemory, as_utc
 NAMESPACE = uuid.UUID("5b0c3f5e-8a51-4c36-9a44-6f6b2f0d8c11")
 MAX_ITEM_CHARS = 4000
 _SCOPE_JUNK = re.compile(r"[^A-Za-z0-9_.\-]+")
-_WRAPPED_COMMAND = re.compile(r"^\s*<(command-name|command-message|local-command-stdout|"
-                              r"local-command-stderr|command-args|bash-input|bash-stdout)>")
+_WRAPPED_COMMAND = re.compile(
+    r"^\s*<(command-name|command-message|local-command-stdout|"
+    r"local-command-stderr|command-args|bash-input|bash-stdout)>"
+)
 _NOISE = ("[Request interrupted by user", "Caveat: The messages below were generated")
 
 
@@ -104,8 +106,11 @@ def message_text(message: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [b.get("text", "") for b in content
-                 if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+        parts = [
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
         return "\n".join(p for p in parts if p.strip())
     return ""
 
@@ -126,14 +131,18 @@ def _timestamp(entry: dict[str, Any]) -> datetime | None:
         return None
 
 
-def _memory(entry: dict[str, Any], text: str, kind: str, role: str, source: str,
-            scope: str | None) -> NewMemory:
+def _memory(
+    entry: dict[str, Any], text: str, kind: str, role: str, source: str, scope: str | None
+) -> NewMemory:
     session = str(entry.get("sessionId") or "")
     return NewMemory(
         id=stable_id("claude-code", session, str(entry.get("uuid")), kind),
-        content=_clip(text), node_type="summary" if kind == "compact" else "message",
-        created_at=_timestamp(entry), session_id=session or None,
-        scope=scope or project_scope(entry.get("cwd")), source=source,
+        content=_clip(text),
+        node_type="summary" if kind == "compact" else "message",
+        created_at=_timestamp(entry),
+        session_id=session or None,
+        scope=scope or project_scope(entry.get("cwd")),
+        source=source,
         tags=["claude-code", role if kind != "compact" else "compaction"],
         metadata={k: entry[k] for k in ("uuid", "cwd", "gitBranch", "version") if entry.get(k)},
     )
@@ -148,7 +157,9 @@ def _entries(path: Path, batch: ImportBatch) -> Iterator[tuple[int, dict[str, An
             try:
                 entry = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                batch.problems.append(f"{path}:{number}: not a JSON line ({exc.__class__.__name__})")
+                batch.problems.append(
+                    f"{path}:{number}: not a JSON line ({exc.__class__.__name__})"
+                )
                 continue
             if isinstance(entry, dict):
                 yield number, entry
@@ -170,10 +181,16 @@ def read_claude_code_session(path: Path | str, *, scope: str | None = None) -> I
         if kind == "summary" and isinstance(entry.get("summary"), str):
             text = entry["summary"].strip()
             if text:
-                batch.items.append(NewMemory(
-                    id=stable_id("claude-code-summary", str(entry.get("leafUuid")), text),
-                    content=_clip(text), node_type="summary", scope=scope or "user",
-                    source=f"{path}:{number}", tags=["claude-code", "session-title"]))
+                batch.items.append(
+                    NewMemory(
+                        id=stable_id("claude-code-summary", str(entry.get("leafUuid")), text),
+                        content=_clip(text),
+                        node_type="summary",
+                        scope=scope or "user",
+                        source=f"{path}:{number}",
+                        tags=["claude-code", "session-title"],
+                    )
+                )
             continue
         if kind not in ("user", "assistant"):
             continue
@@ -278,9 +295,16 @@ def read_openclaw_file(path: Path | str, *, scope: str = "user") -> ImportBatch:
     batch.lines = text.count("\n") + 1
     for headings, item, line in markdown_items(text):
         extra = [t for t in (_tag(h) for h in headings[-2:]) if t]
-        batch.items.append(NewMemory(
-            id=stable_id("openclaw", path.name, " ".join(item.split())),
-            content=_clip(item), node_type=kind, created_at=created, scope=scope,
-            source=f"{path}:{line}", tags=list(dict.fromkeys(tags + extra)),
-            category=headings[-1][:128] if headings else None))
+        batch.items.append(
+            NewMemory(
+                id=stable_id("openclaw", path.name, " ".join(item.split())),
+                content=_clip(item),
+                node_type=kind,
+                created_at=created,
+                scope=scope,
+                source=f"{path}:{line}",
+                tags=list(dict.fromkeys(tags + extra)),
+                category=headings[-1][:128] if headings else None,
+            )
+        )
     return batch

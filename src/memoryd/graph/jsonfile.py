@@ -53,8 +53,21 @@ from memoryd.graph.model import Graph, GraphEdge, GraphNode
 
 FORMAT = "memoryd-knowledge-graph"
 VERSION = 1
-NODE_FIELDS = ("id", "name", "type", "body", "touches", "tags", "created", "updated",
-               "valid_from", "valid_until", "archived", "use_count", "last_used")
+NODE_FIELDS = (
+    "id",
+    "name",
+    "type",
+    "body",
+    "touches",
+    "tags",
+    "created",
+    "updated",
+    "valid_from",
+    "valid_until",
+    "archived",
+    "use_count",
+    "last_used",
+)
 USAGE_FIELDS = ("use_count", "last_used")
 EDGE_FIELDS = ("source", "type", "target", "weight", "created", "valid_until")
 _GITIGNORE = "# written by memoryd: lock and temporary files of graph.json\n*.lock\n*.tmp\n"
@@ -66,10 +79,14 @@ class GraphFileError(InvalidInput):
     ``line`` and ``column`` (1-based) point at the problem when it can be located.
     """
 
-    def __init__(self, path: str, message: str, line: int | None = None,
-                 column: int | None = None) -> None:
-        where = f":{line}:{column}" if line is not None and column is not None else (
-            f":{line}" if line is not None else "")
+    def __init__(
+        self, path: str, message: str, line: int | None = None, column: int | None = None
+    ) -> None:
+        where = (
+            f":{line}:{column}"
+            if line is not None and column is not None
+            else (f":{line}" if line is not None else "")
+        )
         super().__init__(f"{path}{where}: {message}")
         self.path, self.line, self.column = path, line, column
 
@@ -108,8 +125,9 @@ def _edge_dict(edge: GraphEdge) -> dict[str, Any]:
 
 def dumps_graph(graph: Graph, *, include_usage: bool = False) -> str:
     """The file text of ``graph``: stable order, one indented block per node, one line per edge."""
-    head = json.dumps({"format": FORMAT, "version": VERSION, "scope": graph.scope},
-                      indent=2, ensure_ascii=False)[:-2]
+    head = json.dumps(
+        {"format": FORMAT, "version": VERSION, "scope": graph.scope}, indent=2, ensure_ascii=False
+    )[:-2]
     nodes = []
     for node in sorted(graph.nodes, key=lambda n: n.id):
         block = json.dumps(_node_dict(node, include_usage), indent=2, ensure_ascii=False)
@@ -129,7 +147,9 @@ def _line_of(text: str, needle: str) -> int | None:
     return text.count("\n", 0, index) + 1 if index >= 0 else None
 
 
-def _validation_message(exc: ValidationError, data: dict[str, Any], text: str) -> tuple[str, int | None]:
+def _validation_message(
+    exc: ValidationError, data: dict[str, Any], text: str
+) -> tuple[str, int | None]:
     error = exc.errors()[0]
     loc = list(error["loc"])
     where, line = ".".join(str(p) for p in loc), None
@@ -137,7 +157,9 @@ def _validation_message(exc: ValidationError, data: dict[str, Any], text: str) -
         items = data.get(loc[0]) or []
         item = items[loc[1]] if loc[1] < len(items) else None
         if isinstance(item, dict) and loc[0] == "nodes" and isinstance(item.get("id"), str):
-            where = f"node {item['id']!r}" + ("." + ".".join(str(p) for p in loc[2:]) if loc[2:] else "")
+            where = f"node {item['id']!r}" + (
+                "." + ".".join(str(p) for p in loc[2:]) if loc[2:] else ""
+            )
             line = _line_of(text, json.dumps(item["id"], ensure_ascii=False))
         elif isinstance(item, dict) and loc[0] == "edges":
             where = f"edge {loc[1] + 1} ({item.get('source')} -> {item.get('target')})"
@@ -157,15 +179,19 @@ def loads_graph(text: str, *, source: str = "<graph>", scope: str | None = None)
     except json.JSONDecodeError as exc:
         raise GraphFileError(source, f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise GraphFileError(source, f"not a memoryd graph file (no \"format\": \"{FORMAT}\")", 1, 1)
+        raise GraphFileError(source, f'not a memoryd graph file (no "format": "{FORMAT}")', 1, 1)
     if data.get("version") != VERSION:
         raise GraphFileError(
-            source, f"graph file version {data.get('version')!r} is not supported (expected {VERSION})",
-            _line_of(text, '"version"'))
+            source,
+            f"graph file version {data.get('version')!r} is not supported (expected {VERSION})",
+            _line_of(text, '"version"'),
+        )
     if scope is not None and data.get("scope") != scope:
         raise GraphFileError(
-            source, f"the file holds graph {data.get('scope')!r}, not {scope!r}",
-            _line_of(text, '"scope"'))
+            source,
+            f"the file holds graph {data.get('scope')!r}, not {scope!r}",
+            _line_of(text, '"scope"'),
+        )
     body = {k: v for k, v in data.items() if k not in ("format", "version")}
     try:
         return Graph.model_validate(body)
@@ -223,8 +249,9 @@ def _atomic_write(path: Path, text: str) -> None:
         os.close(dir_fd)
 
 
-def write_graph_file(path: Path | str, graph: Graph, *, include_usage: bool = False,
-                     timeout: float = 10.0) -> None:
+def write_graph_file(
+    path: Path | str, graph: Graph, *, include_usage: bool = False, timeout: float = 10.0
+) -> None:
     """Write ``graph`` to ``path`` atomically, under the file's lock."""
     path = Path(path)
     _ensure_dir(path)
@@ -236,8 +263,12 @@ def write_graph_file(path: Path | str, graph: Graph, *, include_usage: bool = Fa
 
 
 def update_graph_file(
-    path: Path | str, change: Callable[[Graph], Graph], *, scope: str,
-    include_usage: bool = False, timeout: float = 10.0,
+    path: Path | str,
+    change: Callable[[Graph], Graph],
+    *,
+    scope: str,
+    include_usage: bool = False,
+    timeout: float = 10.0,
 ) -> Graph:
     """Read the graph at ``path`` (empty if missing), apply ``change``, write the result,
     all under one lock, and return it. An unreadable file raises before anything is

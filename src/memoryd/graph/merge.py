@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from memoryd.graph.model import Graph, GraphEdge, GraphNode
 from memoryd.models import as_utc
@@ -56,20 +57,29 @@ class SyncBase:
     @classmethod
     def from_graph(cls, graph: Graph) -> SyncBase:
         """The base after a sync that left both sides holding ``graph``."""
-        return cls({n.id: node_fingerprint(n) for n in graph.nodes},
-                   {e.key: edge_fingerprint(e) for e in graph.edges})
+        return cls(
+            {n.id: node_fingerprint(n) for n in graph.nodes},
+            {e.key: edge_fingerprint(e) for e in graph.edges},
+        )
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         """A JSON-ready form (edge keys joined with spaces: ids contain none)."""
-        return {"nodes": dict(sorted(self.nodes.items())),
-                "edges": {" ".join(k): v for k, v in sorted(self.edges.items())}}
+        return {
+            "nodes": dict(sorted(self.nodes.items())),
+            "edges": {" ".join(k): v for k, v in sorted(self.edges.items())},
+        }
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> SyncBase:
-        """Read back :meth:`to_json`."""
-        nodes = dict(data.get("nodes") or {})  # type: ignore[call-overload]
-        edges = {tuple(k.split(" ")): v for k, v in dict(data.get("edges") or {}).items()}  # type: ignore[call-overload]
-        return cls(nodes, edges)  # type: ignore[arg-type]
+    def from_json(cls, data: Mapping[str, Any]) -> SyncBase:
+        """Read back :meth:`to_json`; ``ValueError`` for a malformed edge key."""
+        nodes = {str(k): str(v) for k, v in dict(data.get("nodes") or {}).items()}
+        edges: dict[EdgeKey, str] = {}
+        for key, value in dict(data.get("edges") or {}).items():
+            parts = str(key).split(" ")
+            if len(parts) != 3:
+                raise ValueError(f"sync base edge key {key!r} is not 'source type target'")
+            edges[(parts[0], parts[1], parts[2])] = str(value)
+        return cls(nodes, edges)
 
 
 ChangeKind = Literal["upsert_node", "archive_node", "upsert_edge", "remove_edge"]
@@ -121,8 +131,9 @@ def _stamped(node: GraphNode, other: GraphNode | None, now: datetime) -> GraphNo
     return node
 
 
-def _merge_node(f: GraphNode | None, s: GraphNode | None, base: str | None,
-                now: datetime, result: MergeResult) -> GraphNode | None:
+def _merge_node(
+    f: GraphNode | None, s: GraphNode | None, base: str | None, now: datetime, result: MergeResult
+) -> GraphNode | None:
     fp_f = node_fingerprint(f) if f else None
     fp_s = node_fingerprint(s) if s else None
     key = (f or s).id  # type: ignore[union-attr]
@@ -132,20 +143,29 @@ def _merge_node(f: GraphNode | None, s: GraphNode | None, base: str | None,
     if f and s:
         if f_changed and not s_changed:
             node = _with_usage(_stamped(f, s, now), s)
-            result.to_store.append(Change("upsert_node", key, node=node, reason="edited in the file"))
+            result.to_store.append(
+                Change("upsert_node", key, node=node, reason="edited in the file")
+            )
             result.file_changed |= node.updated != f.updated
             return node
         if s_changed and not f_changed:
             result.file_changed = True
             return s
         file_wins = f.changed > s.changed
-        result.conflicts.append(Conflict(
-            key, "file" if file_wins else "store",
-            "changed in the file and in the store" if base else "differs and was never synced",
-            f, s))
+        result.conflicts.append(
+            Conflict(
+                key,
+                "file" if file_wins else "store",
+                "changed in the file and in the store" if base else "differs and was never synced",
+                f,
+                s,
+            )
+        )
         if file_wins:
             node = _with_usage(f, s)
-            result.to_store.append(Change("upsert_node", key, node=node, reason="newer in the file"))
+            result.to_store.append(
+                Change("upsert_node", key, node=node, reason="newer in the file")
+            )
             return node
         result.file_changed = True
         return s
@@ -154,7 +174,9 @@ def _merge_node(f: GraphNode | None, s: GraphNode | None, base: str | None,
             result.to_store.append(Change("upsert_node", key, node=f, reason="new in the file"))
             return f
         if f_changed:
-            result.conflicts.append(Conflict(key, "file", "removed from the store, edited in the file", f, None))
+            result.conflicts.append(
+                Conflict(key, "file", "removed from the store, edited in the file", f, None)
+            )
             result.to_store.append(Change("upsert_node", key, node=f, reason="edited in the file"))
             return f
         result.file_changed = True
@@ -164,18 +186,23 @@ def _merge_node(f: GraphNode | None, s: GraphNode | None, base: str | None,
         result.file_changed = True
         return s
     if s_changed:
-        result.conflicts.append(Conflict(key, "store", "removed from the file, changed in the store", None, s))
+        result.conflicts.append(
+            Conflict(key, "store", "removed from the file, changed in the store", None, s)
+        )
         result.file_changed = True
         return s
     archived = s.model_copy(update={"archived": True})
     if not s.archived:
-        result.to_store.append(Change("archive_node", key, node=archived, reason="removed from the file"))
+        result.to_store.append(
+            Change("archive_node", key, node=archived, reason="removed from the file")
+        )
     result.file_changed = True
     return archived
 
 
-def _merge_edge(f: GraphEdge | None, s: GraphEdge | None, base: str | None,
-                result: MergeResult) -> GraphEdge | None:
+def _merge_edge(
+    f: GraphEdge | None, s: GraphEdge | None, base: str | None, result: MergeResult
+) -> GraphEdge | None:
     fp_f = edge_fingerprint(f) if f else None
     fp_s = edge_fingerprint(s) if s else None
     key = (f or s).key  # type: ignore[union-attr]
@@ -194,9 +221,15 @@ def _merge_edge(f: GraphEdge | None, s: GraphEdge | None, base: str | None,
     # Both changed: an edge that still exists beats a removal; else the file's version
     # (edges carry no timestamp of their own, and the file is what a person reviewed).
     kept = f if f is not None else s
-    result.conflicts.append(Conflict(
-        key, "file" if kept is f else "store",
-        "edge changed on both sides" if base else "edge differs and was never synced", f, s))
+    result.conflicts.append(
+        Conflict(
+            key,
+            "file" if kept is f else "store",
+            "edge changed on both sides" if base else "edge differs and was never synced",
+            f,
+            s,
+        )
+    )
     if kept is f:
         result.to_store.append(Change("upsert_edge", key, edge=f, reason="kept the file's edge"))
     else:
@@ -204,8 +237,9 @@ def _merge_edge(f: GraphEdge | None, s: GraphEdge | None, base: str | None,
     return kept
 
 
-def merge_graphs(file: Graph | None, store: Graph, base: SyncBase | None, *,
-                 now: datetime) -> MergeResult:
+def merge_graphs(
+    file: Graph | None, store: Graph, base: SyncBase | None, *, now: datetime
+) -> MergeResult:
     """Merge the file's graph (``None``: no file yet) with the store's, against ``base``
     (``None``: never synced). Both graphs must have the same scope."""
     now = as_utc(now)

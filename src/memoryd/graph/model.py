@@ -194,11 +194,14 @@ class GraphNode(BaseModel):
         return max(t for t in (self.created, self.updated, self.last_used) if t is not None)
 
     def valid_at(self, when: datetime) -> bool:
-        """Whether the node was recorded and believed at ``when`` (valid_from <= when < valid_until)."""
+        """Whether the node was recorded and believed at ``when``:
+        created <= when, valid_from <= when < valid_until."""
         when = as_utc(when)
         start = self.valid_from or self.created
-        return self.created <= when and start <= when and (
-            self.valid_until is None or when < self.valid_until
+        return (
+            self.created <= when
+            and start <= when
+            and (self.valid_until is None or when < self.valid_until)
         )
 
 
@@ -278,14 +281,15 @@ class Graph(BaseModel):
             for end in (edge.source, edge.target):
                 if end not in ids:
                     raise ValueError(
-                        f"edge {edge.source} -{edge.type}-> {edge.target} names unknown node {end!r}"
+                        f"edge {edge.source} -{edge.type}-> {edge.target} "
+                        f"names unknown node {end!r}"
                     )
             if edge.key in keys:
                 raise ValueError(f"duplicate edge {edge.source} -{edge.type}-> {edge.target}")
             keys.add(edge.key)
-        if any(a.id > b.id for a, b in zip(self.nodes, self.nodes[1:])):
+        if any(a.id > b.id for a, b in zip(self.nodes, self.nodes[1:], strict=False)):
             self.nodes.sort(key=lambda n: n.id)
-        if any(a.key > b.key for a, b in zip(self.edges, self.edges[1:])):
+        if any(a.key > b.key for a, b in zip(self.edges, self.edges[1:], strict=False)):
             self.edges.sort(key=lambda e: e.key)
         return self
 
@@ -331,8 +335,10 @@ class Graph(BaseModel):
         nodes = [n for n in self.nodes if n.valid_at(when)]
         ids = {n.id for n in nodes}
         edges = [
-            e for e in self.edges
-            if e.source in ids and e.target in ids
+            e
+            for e in self.edges
+            if e.source in ids
+            and e.target in ids
             and (e.created is None or e.created <= when)
             and (e.valid_until is None or when < e.valid_until)
         ]
