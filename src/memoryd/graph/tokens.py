@@ -10,7 +10,7 @@ Three counters, one interface (``count(text) -> int``, ``count_many(texts)``):
   installed with memoryd); counts differ from an LLM's by more (see bench/results/kgraph.md).
 - ``estimate``: no tokenizer at all; a linear model over character counts taken with
   C-speed ``str`` methods, fitted against cl100k on real conversation and graph text
-  (bench/kgraph) and scaled so that 9 texts in 10 are not under-counted. About 8x
+  (bench/kgraph) and scaled so that 9 texts in 10 are not under-counted. About 5x
   cheaper than cl100k; median error ~13% on chat, ~7% on graph text, where ``chars/4``
   is ~20% and ~15% off and under-counts one chat message in eight. Use it only where the
   tokenizer is too slow, and never as the last word on a budget.
