@@ -56,14 +56,14 @@ class Variant:
     random_order: bool = False  # a floor: rank nodes at random
 
 
-SEED = ArchivalWeights(recency=0.5, connectivity=0.3, files=0.2)  # the seed design's weights
+ORIGINAL = ArchivalWeights(recency=0.5, connectivity=0.3, files=0.2)  # first proposed
 VARIANTS = (
-    Variant("seed: recency .5 + connectivity .3 (cap 6) + files .2", SEED),
+    Variant("original design: recency .5 + connectivity .3 (cap 6) + files .2", ORIGINAL),
     Variant(
-        "seed weights, degree uncapped (degree / max degree)",
-        SEED.model_copy(update={"degree_cap": None}),
+        "original weights, degree uncapped (degree / max degree)",
+        ORIGINAL.model_copy(update={"degree_cap": None}),
     ),
-    Variant("seed weights + files matched to the module worked on", SEED, active_files=True),
+    Variant("original weights + files matched to the module worked on", ORIGINAL, active_files=True),
     Variant(
         "recency .4 + connectivity .2 + files .2 + usage .2",
         ArchivalWeights(recency=0.4, connectivity=0.2, files=0.2, usage=0.2),
@@ -75,7 +75,7 @@ VARIANTS = (
     ),
     Variant(
         "recency .5 + connectivity .3 (cap 20) + files .2",
-        SEED.model_copy(update={"degree_cap": 20}),
+        ORIGINAL.model_copy(update={"degree_cap": 20}),
     ),
     Variant(
         "recency .6 + connectivity .2 (cap 6) + files .2",
@@ -104,7 +104,7 @@ VARIANTS = (
         "connectivity only, uncapped",
         ArchivalWeights(recency=0, connectivity=1, files=0, degree_cap=None),
     ),
-    Variant("random order (floor)", SEED, random_order=True),
+    Variant("random order (floor)", ORIGINAL, random_order=True),
 )
 
 

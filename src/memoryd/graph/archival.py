@@ -7,10 +7,10 @@ Score (each part in [0, 1]; weights configurable, normalised by their sum)::
     files        = min(1, file mentions / files_cap)
     usage        = min(1, log(1 + use_count) / log(1 + usage_cap))
 
-Default weights: recency 0.8, connectivity 0.1, files 0.1, usage 0. The seed design's
-0.5 / 0.3 / 0.2 was measured against them on a simulated project history
+Default weights: recency 0.8, connectivity 0.1, files 0.1, usage 0. The first
+proposal, 0.5 / 0.3 / 0.2, was measured against them on a simulated project history
 (bench/results/kgraph.md): the needed node was in the core 42.5% of the time with the
-seed's weights and 47.9% with these, better on each of three seeds by 4.7-5.8 points;
+first proposal and 47.9% with these, better on each of three simulated histories by 4.7-5.8 points;
 connectivity earns old nodes points (edges accumulate with age) and so works against
 recency. Connectivity saturates at ``degree_cap`` edges: a hub with 200 edges scores no
 higher than a node with 6, so hubs cannot crowd the rest out of the core (ranking by
