@@ -63,7 +63,9 @@ VARIANTS = (
         "original weights, degree uncapped (degree / max degree)",
         ORIGINAL.model_copy(update={"degree_cap": None}),
     ),
-    Variant("original weights + files matched to the module worked on", ORIGINAL, active_files=True),
+    Variant(
+        "original weights + files matched to the module worked on", ORIGINAL, active_files=True
+    ),
     Variant(
         "recency .4 + connectivity .2 + files .2 + usage .2",
         ArchivalWeights(recency=0.4, connectivity=0.2, files=0.2, usage=0.2),
