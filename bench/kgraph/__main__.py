@@ -1,0 +1,3 @@
+from bench.kgraph.run import main
+
+main()
