@@ -30,6 +30,7 @@ class FileTail:
         self.offset = offset if offset is not None else 0
         self._pending = b""
         self._pending_age = 0
+        self.release_partial = True
         if inode is None:  # a new wait: start at the end, only new lines count
             self._open_current(at_end=True)
 
@@ -87,7 +88,7 @@ class FileTail:
         *complete, rest = data.split(b"\n")
         # A line without its newline is released once it has stayed unchanged for a check.
         self._pending_age = self._pending_age + 1 if rest and rest == self._pending else 0
-        if rest and self._pending_age >= 1:
+        if rest and self._pending_age >= 1 and self.release_partial:
             complete.append(rest)
             rest, self._pending_age = b"", 0
         self._pending = rest

@@ -126,15 +126,22 @@ class TmuxPaneWatcher:
         if prompt is None:
             prompt = client.cursor_prompt(self.pane_id, info["cursor_x"], info["cursor_y"])
         self.filter = PromptFilter(prompt)
+        # The pipe starts mid-row: the rest of the cursor's row is whatever gets typed at
+        # the prompt, so the first line it delivers is an echo when a prompt was showing.
+        self.echo_pending = cursor.get("echo_pending", bool(self.filter.prompt))
         path = client.acquire_pipe(self.pane_id, info["pipe"])
         self._released = False
         self.tail = FileTail(str(path), inode=cursor.get("inode"), offset=cursor.get("offset"))
+        self.tail.release_partial = not self.echo_pending
         self._checks = 0
 
     def check(self) -> Observation:
         """Read the pane's new output and match it."""
         with Timer() as t:
             raw, changed = self.tail.read_lines()
+            if self.echo_pending and raw:
+                raw, self.echo_pending = raw[1:], False
+                self.tail.release_partial = True
             lines = [line for line in render_lines(raw) if line.strip()]
             kept = [line for line in lines if self.filter.keep(line)]
             hit = self.criteria.first_match(kept)
@@ -149,7 +156,8 @@ class TmuxPaneWatcher:
 
     def cursor(self) -> dict[str, Any]:
         """Pane id, the prompt seen at the start, and how far the pipe file was read."""
-        return {"pane_id": self.pane_id, "prompt": self.filter.prompt, "inode": self.tail.inode,
+        return {"pane_id": self.pane_id, "prompt": self.filter.prompt,
+                "echo_pending": self.echo_pending, "inode": self.tail.inode,
                 "offset": self.tail.offset - len(self.tail._pending)}
 
     def wake_fd(self) -> int | None:
