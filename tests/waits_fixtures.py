@@ -109,7 +109,8 @@ class Recorder(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         server: LocalServer = self.server.owner  # type: ignore[attr-defined]
         server.requests.append({"method": self.command, "path": self.path,
-                                "headers": dict(self.headers), "body": body})
+                                "headers": {k.lower(): v for k, v in self.headers.items()},
+                                "body": body})
         status, headers, payload = server.respond(self.command, self.path, body)
         self.send_response(status)
         for key, value in headers.items():
