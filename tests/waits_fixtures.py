@@ -58,12 +58,13 @@ def tmux_server(tmp_path: Path) -> Iterator[TmuxClient]:
 def xvfb_display(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real X server (Xvfb) on a free display number."""
     need("Xvfb", "xdpyinfo", "xterm", "xdotool", "xwininfo")
-    for number in range(140, 200):
-        if not Path(f"/tmp/.X11-unix/X{number}").exists() and not Path(f"/tmp/.X{number}-lock").exists():
-            break
-    display = f":{number}"
-    proc = subprocess.Popen(["Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+    read_fd, write_fd = os.pipe()  # -displayfd: Xvfb picks a free display number itself
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1024x768x24",
+                             "-nolisten", "tcp"], pass_fds=(write_fd,),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        display = ":" + pipe.readline().strip()
     env = {**os.environ, "DISPLAY": display}
     wait_until(lambda: subprocess.run(["xdpyinfo"], env=env, capture_output=True).returncode == 0,
                timeout=15)

@@ -17,7 +17,7 @@ import numpy as np
 
 from memoryd.waits.capture import Region, ScreenGrabber, find_window, window_region
 from memoryd.waits.criteria import Criteria
-from memoryd.waits.diffgate import GateParams, diff_frames, gate_opens
+from memoryd.waits.diffgate import FlickerMask, GateParams, diff_frames, gate_opens
 from memoryd.waits.errors import WatcherFailed
 from memoryd.waits.judge import Judgement
 from memoryd.waits.model import Observation, Verdict
@@ -45,6 +45,7 @@ class ScreenWatcher:
         self.baseline: set[str] | None = set(baseline) if baseline is not None else None
         self._reference: np.ndarray | None = None
         self._previous: np.ndarray | None = None
+        self.flicker = FlickerMask(gate)
         self.in_flight = False
         self.captured = 0
         self.passed = 0
@@ -62,10 +63,13 @@ class ScreenWatcher:
             except WatcherFailed as exc:
                 return Observation(ended=True, error=str(exc), changed=True)
             self.captured += 1
+            self.flicker.add(frame)
+            ignore = self.flicker.mask
             changed = self._previous is None or gate_opens(
-                diff_frames(self._previous, frame, self.gate), GateParams(min_changed_tiles=1))
+                diff_frames(self._previous, frame, self.gate, ignore), GateParams(min_changed_tiles=1))
             self._previous = frame
-            diff = None if self._reference is None else diff_frames(self._reference, frame, self.gate)
+            diff = (None if self._reference is None
+                    else diff_frames(self._reference, frame, self.gate, ignore))
             worth = diff is None or not self.use_gate or gate_opens(diff, self.gate)
         detail = {"changed_tiles": diff.changed_tiles if diff else None,
                   "pixel_fraction": round(diff.pixel_fraction, 5) if diff else None}
@@ -88,7 +92,8 @@ class ScreenWatcher:
         if self.baseline is None and self.criteria.wants_text and judgement.via != "error":
             self.baseline = set(judgement.lines[:MAX_BASELINE])
         matched = judgement.verdict is Verdict.YES
-        return Observation(matched=matched, seen=excerpt(judgement.reason), changed=True,
+        # A verdict is not a change on screen: only PARTIAL (a burst) may speed polling up.
+        return Observation(matched=matched, seen=excerpt(judgement.reason), changed=False,
                            cost_ms=judgement.cost_ms, verdict=judgement.verdict,
                            detail={"via": judgement.via})
 
