@@ -75,6 +75,22 @@ def test_two_waits_share_one_pane_pipe(tmux_server) -> None:
     assert tmux_server.pane_info("work:0.0")["pipe"] is False
 
 
+def test_pane_output_while_memoryd_is_down_is_seen_after_restart(
+        tmux_server, make_scheduler, tmp_path) -> None:
+    sched = scheduler_on(tmux_server, make_scheduler, tmp_path)
+    job = sched.submit(WaitRequest("tmux:work:0.0", "MIGRATION COMPLETE", timeout_s=30))
+    time.sleep(0.3)
+    sched.close()  # a clean stop keeps the pane's pipe open
+    assert tmux_server.pane_info("work:0.0")["pipe"] is True
+    type_line(tmux_server, "echo MIGRATION' 'COMPLETE")  # printed while nothing watches
+    wait_until(lambda: tmux_server.run("capture-pane", "-p", "-t", "work:0.0").stdout
+               .count("MIGRATION COMPLETE") == 1)
+    again = scheduler_on(tmux_server, make_scheduler, tmp_path)  # same jobs.json
+    done = again.status(job.id, block_s=10)
+    assert done.status is WaitStatus.RESOLVED and done.result == "MIGRATION COMPLETE"
+    wait_until(lambda: tmux_server.pane_info("work:0.0")["pipe"] is False)  # closed at the end
+
+
 def test_missing_pane_is_a_clear_error(tmux_server, make_scheduler, tmp_path) -> None:
     sched = scheduler_on(tmux_server, make_scheduler, tmp_path)
     with pytest.raises(TargetNotFound, match="no tmux pane 'nosuch:0.0'"):

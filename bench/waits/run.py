@@ -44,6 +44,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--waits", type=int, default=None, help="waits per kind for latency")
     p.add_argument("--longest", type=float, default=None, help="latest text appearance (s)")
     p.add_argument("--skip", default="", help="comma list of parts to skip: latency,idle,frames")
+    p.add_argument("--render-only", action="store_true",
+                   help="rewrite the markdown from the JSON of the last run")
     return p.parse_args(argv)
 
 
@@ -57,12 +59,37 @@ def _lat_rows(lat: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def headline(data: dict[str, Any]) -> str:
+    """The budget lines, computed from the numbers."""
+    lines = []
+    for kind in ("file", "tmux"):
+        s = data.get("latency", {}).get(kind, {}).get("samples_ms", [])
+        if s:
+            p50 = percentile(s, 50)
+            lines.append(f"- {kind} detection latency p50 {p50:.0f} ms, p95 "
+                         f"{percentile(s, 95):.0f} ms (budget p50 <= 1000 ms: "
+                         f"{'met' if p50 <= 1000 else 'MISSED'}).")
+    idle = data.get("idle", {})
+    if idle:
+        label = next(k for k in idle if k.startswith("20 mixed waits (adaptive"))
+        cpu = idle[label]["cpu_percent_of_one_core"]
+        lines.append(f"- 20 idle mixed waits use {cpu:.2f}% of one core (budget 2%: "
+                     f"{'met' if cpu <= 2 else 'MISSED'}); a fixed 0.25 s interval would use "
+                     f"{1 / data['ratio']['adaptive_over_fixed_cpu']:.1f}x as much.")
+    g = data.get("frames", {}).get("gate_on_off")
+    if g:
+        lines.append(f"- Frames sent to the vision step: {g['gate_on']['vision_frames']} with the "
+                     f"gate, {g['gate_off']['vision_frames']} without, out of "
+                     f"{g['gate_on']['captured']} captured.")
+    return "## Headline\n\n" + "\n".join(lines) if lines else ""
+
+
 def render(data: dict[str, Any]) -> str:
     """The markdown summary."""
     out = [f"# Smart waits\n\nRun {data['started']} with `python -m bench.waits"
            f"{' --quick' if data['quick'] else ''}` on {data['machine']['cpus']} CPUs "
            f"({data['machine']['cpu_model']}); other processes kept {data['other_load']} cores "
-           f"busy at the start. Waits source {data['source']['sha256']}."]
+           f"busy at the start. Waits source {data['source']['sha256']}.", headline(data)]
     if "latency" in data:
         lat = data["latency"]
         out.append("## Detection latency (default polling)\n\nAll waits at once in one "
@@ -115,6 +142,15 @@ def _render_frames(fr: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Run the bench and write the results."""
     args = parse_args(argv)
+    if args.render_only:
+        import json
+
+        from bench.common import RESULTS_DIR
+
+        name = "waits_quick" if args.quick else "waits"
+        data = json.loads((RESULTS_DIR / f"{name}.json").read_text())
+        (RESULTS_DIR / f"{name}.md").write_text(render(data).rstrip() + "\n")
+        return
     skip = set(filter(None, args.skip.split(",")))
     idle_s = args.idle_s or (10.0 if args.quick else 60.0)
     n = args.waits or (6 if args.quick else 20)

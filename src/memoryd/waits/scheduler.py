@@ -43,6 +43,7 @@ from memoryd.waits.watchers import Watcher, WatcherKit, build_watcher
 from memoryd.waits.watchers.screen import ScreenWatcher
 
 SAVE_EVERY_S = 5.0  # cursor and last observation are persisted at most this often per job
+KEEP_FINISHED = 1000  # finished jobs kept in memory for status/list (all stay in the store)
 MIN_FD_GAP_S = 0.02  # a descriptor that stays readable cannot make the loop spin
 
 
@@ -101,8 +102,10 @@ class WaitScheduler:
 
     def start(self) -> None:
         """Load persisted jobs, resume the watching ones, and start the loop thread."""
-        for job in self.store.load():
-            self._jobs[job.id] = job
+        with self._cond:
+            for job in self.store.load():
+                self._jobs[job.id] = job
+            self._forget_old_finished()
         for job in [j for j in self._jobs.values() if j.status is WaitStatus.WATCHING]:
             self._resume(job)
         self._thread = threading.Thread(target=self._loop, name="memoryd-waits", daemon=True)
@@ -126,7 +129,11 @@ class WaitScheduler:
                       criteria=criteria.to_dict(), timeout_s=timeout, created_at=now,
                       deadline=now + timeout, updated_at=now, task_id=request.task_id,
                       wake=wake, owner=dict(request.owner), cursor=watcher.cursor())
-        self.store.save(job)
+        try:
+            self.store.save(job)
+        except BaseException:
+            watcher.close(final=True)  # nothing may keep running for a job never recorded
+            raise
         with self._cond:
             self._jobs[job.id] = job
         self._post(lambda: self._enter(job.id, watcher, target.ladder))
@@ -171,8 +178,10 @@ class WaitScheduler:
 
     def close(self) -> None:
         """Stop the loop; watching jobs keep their status and cursor for the next start."""
-        self._post(self._stop)
-        if self._thread is not None:
+        if self._thread is None:
+            self._stop()
+        else:
+            self._post(self._stop)
             self._thread.join(timeout=30)
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)
@@ -218,8 +227,8 @@ class WaitScheduler:
                 self._check(key, live)
 
     def _schedule(self, job_id: str, live: _Live, delay: float) -> None:
-        job = self._jobs[job_id]
-        wall_left = job.deadline - time.time()
+        job = self._jobs.get(job_id)
+        wall_left = job.deadline - time.time() if job is not None else 0.0
         live.due = time.monotonic() + max(0.0, min(delay, wall_left))
         heapq.heappush(self._heap, (live.due, next(self._seq), job_id))
 
@@ -275,6 +284,9 @@ class WaitScheduler:
         self._apply(job_id, live, obs)
 
     def _apply(self, job_id: str, live: _Live, obs: Observation) -> None:
+        job = self._jobs.get(job_id)
+        if job is None or job.status.final:  # cancelled meanwhile
+            return
         now = time.monotonic()
         if obs.changed:
             live.last_change = now
@@ -284,7 +296,7 @@ class WaitScheduler:
             self._finish(job_id, WaitStatus.RESOLVED, obs.seen, obs)
         elif obs.ended:
             self._finish(job_id, WaitStatus.ERROR, obs.error or obs.seen, obs)
-        elif time.time() >= self._jobs[job_id].deadline:
+        elif time.time() >= job.deadline:
             self._finish(job_id, WaitStatus.TIMEOUT, self._last_seen(job_id, obs), obs)
         else:
             self._progress(job_id, live, obs)
@@ -327,13 +339,21 @@ class WaitScheduler:
                              checks=job.checks + (1 if obs else 0), cursor=cursor,
                              last_observation=obs or job.last_observation)
             self._jobs[job_id] = job
+            self._forget_old_finished()
             self._cond.notify_all()
         self.store.save(job)
         if live is not None:
             self._post(lambda: self._retire(live))
         if self.wake is not None and job.wake is not None and status is not WaitStatus.CANCELLED:
-            self.wake.send(job, lambda attempt: self._record_wake(job_id, attempt))
+            self.wake.send(job, lambda attempt: self._record_wake(job, attempt))
         return job
+
+    def _forget_old_finished(self) -> None:
+        finished = [j for j in self._jobs.values() if j.status.final]
+        if len(finished) > KEEP_FINISHED:
+            finished.sort(key=lambda j: j.resolved_at or j.updated_at)
+            for job in finished[: len(finished) - KEEP_FINISHED]:
+                del self._jobs[job.id]
 
     def _retire(self, live: _Live) -> None:
         if live.fd is not None:
@@ -341,10 +361,12 @@ class WaitScheduler:
             live.fd = None
         live.watcher.close(final=True)
 
-    def _record_wake(self, job_id: str, attempt: WakeAttempt) -> None:
+    def _record_wake(self, job: WaitJob, attempt: WakeAttempt) -> None:
         with self._cond:
-            job = self._jobs[job_id]
-            job = self._jobs[job_id] = replace(job, wake_attempts=job.wake_attempts + (attempt,))
+            job = self._jobs.get(job.id, job)
+            job = replace(job, wake_attempts=job.wake_attempts + (attempt,))
+            if job.id in self._jobs:
+                self._jobs[job.id] = job
         self.store.save(job)
 
     def _check_wake(self, wake: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -93,14 +93,17 @@ class TmuxClient:
             self._pipes[pane_id] = self._pipes.get(pane_id, 0) + 1
         return path
 
-    def release_pipe(self, pane_id: str) -> None:
-        """Drop one user of a pane's pipe; the last one closes it and removes the file."""
+    def release_pipe(self, pane_id: str, close: bool = True) -> None:
+        """Drop one user of a pane's pipe; the last one closes it and removes the file
+        (unless ``close`` is False: a scheduler stopping keeps it for its restart)."""
         with self._lock:
             left = self._pipes.get(pane_id, 0) - 1
             if left > 0:
                 self._pipes[pane_id] = left
                 return
             self._pipes.pop(pane_id, None)
+        if not close:
+            return
         self.run("pipe-pane", "-t", pane_id, check=False)  # no command = close the pipe
         self.pipe_path(pane_id).unlink(missing_ok=True)
 
@@ -169,6 +172,6 @@ class TmuxPaneWatcher:
         other wait uses it. A scheduler shutting down keeps the pipe, so output printed
         while memoryd is down is still there when it resumes."""
         self.tail.close()
-        if final and not self._released:
+        if not self._released:
             self._released = True
-            self.client.release_pipe(self.pane_id)
+            self.client.release_pipe(self.pane_id, close=final)
