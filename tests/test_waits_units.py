@@ -87,6 +87,32 @@ def test_job_round_trips_through_json() -> None:
     assert again == job and "frame" not in job.to_dict()["last_observation"]
 
 
+def test_callback_store_round_trips_dicts(tmp_path) -> None:
+    import sqlite3
+
+    from memoryd.waits import CallbackJobStore, WaitPolicy, WaitRequest, WaitScheduler
+
+    db = sqlite3.connect(tmp_path / "waits.db", check_same_thread=False)
+    db.execute("create table wait_jobs (id text primary key, body text)")
+
+    def save(row: dict) -> None:
+        db.execute("insert or replace into wait_jobs values (?, ?)", (row["id"], json.dumps(row)))
+        db.commit()
+
+    def load() -> list[dict]:
+        return [json.loads(b) for (b,) in db.execute("select body from wait_jobs")]
+
+    (tmp_path / "a.log").write_text("")
+    sched = WaitScheduler(policy=WaitPolicy(allowed_roots=(tmp_path,)),
+                          jobs=CallbackJobStore(load, save))
+    sched.start()
+    job = sched.submit(WaitRequest(str(tmp_path / "a.log"), "x", 30))
+    sched.close()
+    (again,) = CallbackJobStore(load, save).load()
+    assert again.id == job.id and again.status is WaitStatus.WATCHING
+    assert again.cursor["offset"] == 0
+
+
 def test_wake_message_is_short_and_says_what_was_seen() -> None:
     job = WaitJob("w_9", "tmux:build:0.0", {"contains": "x"}, 600, 1000.0, 1600.0,
                   status=WaitStatus.TIMEOUT, resolved_at=1600.0, result="step 41/50")

@@ -24,7 +24,12 @@ from memoryd.waits.errors import (
 )
 from memoryd.waits.judge import FrameJudge
 from memoryd.waits.model import Observation, Verdict, WaitJob, WaitStatus, WakeAttempt
-from memoryd.waits.persistence import JobStore, JsonFileJobStore, MemoryJobStore
+from memoryd.waits.persistence import (
+    CallbackJobStore,
+    JobStore,
+    JsonFileJobStore,
+    MemoryJobStore,
+)
 from memoryd.waits.policy import LADDERS, PollingLadder, WaitPolicy
 from memoryd.waits.scheduler import WaitRequest, WaitScheduler
 from memoryd.waits.targets import Target, parse_target
@@ -33,6 +38,7 @@ from memoryd.waits.wake import WakeDispatcher, WakeSettings, wake_message
 from memoryd.waits.watchers import WatcherKit
 
 __all__ = [
+    "CallbackJobStore",
     "Criteria",
     "FrameJudge",
     "GateParams",

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from memoryd.waits.model import WaitJob
 
@@ -26,6 +27,23 @@ class JobStore(Protocol):
     def save(self, job: WaitJob) -> None:
         """Insert or replace the job with this id."""
         ...
+
+
+class CallbackJobStore:
+    """A JobStore made of two functions on plain dicts (``WaitJob.to_dict()`` form), for
+    a backend that stores rows: ``CallbackJobStore(load=rows_fn, save=upsert_fn)``."""
+
+    def __init__(self, load: Callable[[], Iterable[dict[str, Any]]],
+                 save: Callable[[dict[str, Any]], None]) -> None:
+        self._load, self._save = load, save
+
+    def load(self) -> list[WaitJob]:
+        """Every job the backend returns."""
+        return [WaitJob.from_dict(row) for row in self._load()]
+
+    def save(self, job: WaitJob) -> None:
+        """Hand the job's dict form to the backend."""
+        self._save(job.to_dict())
 
 
 class MemoryJobStore:
