@@ -27,8 +27,9 @@ ensure_apt_packages() {
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-        apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >/dev/null 2>&1 \
+            || echo "note: could not install ${missing[*]} (tests needing them skip)" >&2
     else
         echo "note: missing Debian packages (tests needing them skip): ${missing[*]}" >&2
     fi
