@@ -58,9 +58,11 @@ def tmux_server(tmp_path: Path) -> Iterator[TmuxClient]:
 def xvfb_display(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real X server (Xvfb) on a free display number."""
     need("Xvfb", "xdpyinfo", "xterm", "xdotool", "xwininfo")
-    read_fd, write_fd = os.pipe()  # -displayfd: Xvfb picks a free display number itself
+    # -displayfd: Xvfb picks a free display number itself; -noreset: it must not reset
+    # when its last client (xdpyinfo below) disconnects, or the next client can fail.
+    read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1024x768x24",
-                             "-nolisten", "tcp"], pass_fds=(write_fd,),
+                             "-nolisten", "tcp", "-noreset"], pass_fds=(write_fd,),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.close(write_fd)
     with os.fdopen(read_fd) as pipe:

@@ -65,10 +65,11 @@ class Xvfb:
 
     def __init__(self) -> None:
         # -displayfd: Xvfb picks a free display number itself and writes it to the pipe
-        # (no race with other X servers on a shared machine).
+        # (no race with other X servers on a shared machine); -noreset: it must not reset
+        # when its last client disconnects, or the next client (xterm) can fail.
         read_fd, write_fd = os.pipe()
         self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0",
-                                      "1024x768x24", "-nolisten", "tcp"],
+                                      "1024x768x24", "-nolisten", "tcp", "-noreset"],
                                      pass_fds=(write_fd,), stderr=subprocess.DEVNULL)
         os.close(write_fd)
         with os.fdopen(read_fd) as pipe:
