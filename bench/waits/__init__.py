@@ -1,0 +1,1 @@
+"""Smart-wait benchmarks: detection latency, idle CPU, frames sent to the vision step."""

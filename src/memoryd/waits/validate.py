@@ -1,0 +1,94 @@
+"""Check a wait request before anything is started: the target's syntax and policy, the
+criteria, and that the two fit together. Existence (a window, a pane, a pid) is checked
+when the watcher is built, still before the job is recorded."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memoryd.waits.criteria import Criteria, parse_criteria
+from memoryd.waits.errors import InvalidWait, TargetNotAllowed
+from memoryd.waits.netguard import check_url
+from memoryd.waits.policy import WaitPolicy
+from memoryd.waits.targets import Target, parse_target
+
+# Which criteria each kind of target can satisfy.
+_TEXT_KINDS = {"file", "tmux", "pty", "http", "window", "screen"}
+_EXIT_KINDS = {"pid", "command", "pty"}
+_SCREEN_KINDS = {"window", "screen"}
+
+
+def check_timeout(timeout_s: Any, policy: WaitPolicy) -> float:
+    """The timeout as a float within the policy's range."""
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)):
+        raise InvalidWait("timeout_s", "must be a number of seconds")
+    if not math.isfinite(timeout_s) or not policy.min_timeout_s <= timeout_s <= policy.max_timeout_s:
+        raise InvalidWait("timeout_s", f"{timeout_s} is outside {policy.min_timeout_s:g}.."
+                          f"{policy.max_timeout_s:g} seconds")
+    return float(timeout_s)
+
+
+def check_file_root(path: Path, policy: WaitPolicy) -> None:
+    """Refuse a path outside every allowed root (symlinks resolved)."""
+    resolved = path.resolve()
+    for root in policy.allowed_roots:
+        if resolved.is_relative_to(Path(root).resolve()):
+            return
+    roots = ", ".join(str(r) for r in policy.allowed_roots)
+    raise TargetNotAllowed("target", f"{path} is outside the allowed roots ({roots})")
+
+
+def _check_fit(target: Target, criteria: Criteria, policy: WaitPolicy) -> None:
+    kind = target.kind
+    if criteria.wants_text and kind not in _TEXT_KINDS:
+        raise InvalidWait("criteria", f"a {kind} target has no text; use exit / exit:N")
+    if criteria.exits and kind not in _EXIT_KINDS:
+        raise InvalidWait("criteria", f"a {kind} target does not exit; exit needs pid/command/pty")
+    if criteria.status is not None and kind != "http":
+        raise InvalidWait("criteria", "status applies to http targets only")
+    if criteria.condition and kind not in _SCREEN_KINDS:
+        raise InvalidWait("criteria", "condition (judged by the vision model) needs a "
+                          "window or screen target")
+    if kind in _SCREEN_KINDS and criteria.condition and not criteria.wants_text and not policy.vision:
+        raise InvalidWait("criteria", "condition needs a vision endpoint, and none is configured")
+    if kind in ("pid", "command") and not criteria.exits:
+        raise InvalidWait("criteria", f"a {kind} target can only be waited on to exit")
+
+
+def _check_policy(target: Target, policy: WaitPolicy) -> None:
+    if target.kind == "file":
+        check_file_root(target.path, policy)
+    elif target.kind == "http":
+        check_url(target.url, allow_link_local=policy.allow_link_local)
+    elif target.kind in ("pty", "command") and not policy.allow_spawn:
+        raise TargetNotAllowed("target", f"{target.kind}: targets start commands, and starting "
+                               "commands is disabled (policy allow_spawn)")
+    elif target.kind in _SCREEN_KINDS and not policy.display:
+        raise InvalidWait("target", f"{target.kind} targets need an X display; none is set")
+
+
+def check_request(target: str, criteria: str | Mapping[str, Any], timeout_s: Any,
+                  policy: WaitPolicy) -> tuple[Target, Criteria, float]:
+    """Parse and check a request; raises :class:`InvalidWait` (or a subclass) naming the
+    field at fault. Plain strings on screens are also the vision condition."""
+    parsed_target = parse_target(target)
+    parsed = parse_criteria(_default_criteria(parsed_target, criteria))
+    if parsed_target.kind in _SCREEN_KINDS and isinstance(criteria, str) and parsed.contains \
+            and policy.vision:
+        parsed = parse_criteria({"contains": parsed.contains, "condition": parsed.contains})
+    timeout = check_timeout(timeout_s, policy)
+    _check_fit(parsed_target, parsed, policy)
+    _check_policy(parsed_target, policy)
+    return parsed_target, parsed, timeout
+
+
+def _default_criteria(target: Target, criteria: Any) -> Any:
+    """pid/command targets accept an empty criteria as "exit"."""
+    if target.kind in ("pid", "command") and criteria in (None, "", {}):
+        return "exit"
+    if criteria is None:
+        raise InvalidWait("criteria", "is required")
+    return criteria
