@@ -14,7 +14,7 @@ import unicodedata
 import pytest
 
 from memoryd.errors import InvalidInput
-from memoryd.store.fts import match_expression, query_terms
+from memoryd.retrieval.fts import match_expression, query_terms
 
 NASTY_QUERIES = [
     '"', '""', '"""', "'", "''", '"unterminated', "unterminated'", '"a" "b"', "\\", "\\\"",

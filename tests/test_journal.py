@@ -21,7 +21,8 @@ from conftest import STORE_BACKENDS
 import memoryd
 from memoryd.engine import Engine
 from memoryd.errors import InvalidInput
-from memoryd.engine.journal import collect_day, day_bounds, iter_changes, parse_day, render_markdown
+from memoryd.dates import day_bounds, parse_day
+from memoryd.engine.journal import collect_day, iter_changes, render_markdown
 
 
 @pytest.fixture(params=STORE_BACKENDS)

@@ -12,7 +12,6 @@ from memoryd.errors import InvalidInput
 from memoryd.waits import (
     InvalidWait,
     TargetNotAllowed,
-    TargetNotFound,
     WaitNotFound,
     WaitPolicy,
     WaitRequest,

@@ -35,7 +35,7 @@ def test_openclaw_gateway_receives_the_wake(tmp_path: Path, local_server, make_s
     body = json.loads(request["body"])
     assert body["sessionKey"] == "agent:main:abc" and body["source"] == "system"
     assert body["message"].startswith(f"[smart_wait] {job.id} resolved after ")
-    assert body["message"].endswith(f'showed "epoch 3/3 loss=0.041" (task t_9)')
+    assert body["message"].endswith('showed "epoch 3/3 loss=0.041" (task t_9)')
     assert len(body["message"]) <= 400
     final = wait_until(lambda: (j := sched.status(job.id)).wake_attempts and j)
     assert final.wake_attempts[0].ok and final.wake_attempts[0].status == 200

@@ -238,7 +238,7 @@ def run_all(
         ids=lambda hits: [h.memory_id for h in hits],
     )
     try:
-        from memoryd.store.fts import match_expression
+        from memoryd.retrieval.fts import match_expression
         from memoryd.store.sqlite import BM25_WEIGHTS
 
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
@@ -272,7 +272,7 @@ def run_all(
         # once before timing: a real implementation would keep such a cache (or read
         # fts5vocab); the timed variant only looks terms up.
         conn = store._conn
-        from memoryd.store.fts import query_terms
+        from memoryd.retrieval.fts import query_terms
 
         df: dict[str, int] = {}
         for text in texts:

@@ -16,7 +16,7 @@ import numpy as np
 
 from bench.recall.corpus import Corpus
 from memoryd.retrieval.tokens import Tokenizer
-from memoryd.store.fts import match_expression
+from memoryd.retrieval.fts import match_expression
 
 #: Query kinds: BEAM questions with evidence, BEAM abstention questions, questions of a
 #: conversation of another category, and general-knowledge questions of our own.

@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from memoryd.store.fts import match_expression, query_terms
+from memoryd.retrieval.fts import match_expression, query_terms
 
 try:  # the store's own weights, for the baseline
     from memoryd.store.sqlite import BM25_WEIGHTS

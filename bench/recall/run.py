@@ -309,7 +309,7 @@ def run_conversation(
         search_plan["hybrid:alt:raw"] = (tuned, "hybrid", off)
     runner = KeywordRunner(db_path)
     emulator = BM25Emulator(db_path)
-    from memoryd.store.fts import query_terms
+    from memoryd.retrieval.fts import query_terms
 
     recs: list[QRec] = []
     t1 = time.perf_counter()

@@ -10,9 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from memoryd.engine import Engine
+from memoryd import Actor, Engine
 from memoryd.models import Memory, SearchHit
-from memoryd.store.base import Actor
 
 console = Console()
 CLI = Actor("cli")

@@ -24,6 +24,12 @@ def _progress() -> Progress:
     )
 
 
+def _count_lines(path: Path) -> int:
+    """Non-blank lines in a file (for the progress bar)."""
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
 def import_(
     ctx: typer.Context,
     path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True),
@@ -31,9 +37,7 @@ def import_(
     batch_size: int = typer.Option(256, min=1, max=10_000),
 ) -> None:
     """Import memories from a JSONL file (one memory per line)."""
-    from memoryd.engine.transfer import count_lines
-
-    total = count_lines(path)
+    total = _count_lines(path)
     with engine_from(ctx) as mem, _progress() as bar:
         task = bar.add_task("importing", total=total)
         report = mem.import_jsonl(path, skip_errors=skip_errors, batch_size=batch_size,

@@ -26,7 +26,7 @@ def journal(
     ),
 ) -> None:
     """What was learned, changed and forgotten on one day, as Markdown."""
-    from memoryd.engine.journal import parse_day, parse_tz
+    from memoryd.dates import parse_day, parse_tz
 
     try:
         tz = parse_tz(tz_name) if tz_name is not None else None

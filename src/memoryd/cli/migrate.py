@@ -10,19 +10,13 @@ from rich.table import Table
 
 from memoryd.cli.common import console
 from memoryd.config import Settings
-from memoryd.store.base import Store
 
 
-def _open(url: str, *, create: bool) -> Store:
+def _open(url: str, *, create: bool) -> Any:
     """A store by URL, without loading any embedding model."""
-    settings = Settings()
-    if url.startswith(("postgresql://", "postgres://")):
-        from memoryd.store.postgres import PostgresStore
-
-        return PostgresStore(url, ef_search=settings.hnsw_ef_search, create=create)
     from memoryd.opening import open_store
 
-    return open_store(url, settings, create=create)
+    return open_store(url, Settings(), create=create)
 
 
 def migrate(

@@ -15,11 +15,12 @@ from memoryd.engine.context import EngineContext
 from memoryd.errors import (
     ContentTooLarge,
     EmptyContent,
+    InvalidFilter,
     InvalidInput,
     SecretDetected,
     validation_message,
 )
-from memoryd.models import Memory, NewMemory, RestoredMemory
+from memoryd.models import FILTER_NAMES, Memory, NewMemory, RestoredMemory, SearchFilters
 
 # The fields of a new memory that hold free text (and may hold a pasted credential).
 _SCREENED = ("content", "summary", "category", "subcategory", "source", "tags", "metadata")
@@ -125,3 +126,36 @@ def build(ctx: EngineContext, new: NewMemory, now: datetime) -> Memory:
     if isinstance(new, RestoredMemory):
         memory = memory.model_copy(update=new.restored_fields())
     return memory
+
+
+def check_query(query: Any, limit: Any, mode: Any) -> None:
+    """A search query, limit and mode the engine accepts (InvalidInput otherwise)."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query is empty")
+    utf8(query, "query")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise InvalidInput("limit must be between 1 and 1000")
+    if mode not in ("hybrid", "keyword", "vector"):
+        raise InvalidInput("mode must be hybrid, keyword or vector")
+
+
+def parse_filters(filters: SearchFilters | Mapping[str, Any] | None,
+                  **kwargs: Any) -> SearchFilters:
+    """Filters from a model or a mapping plus keyword overrides; unknown names are refused."""
+    given = {k: v for k, v in kwargs.items() if v is not None}
+    if isinstance(filters, SearchFilters):
+        if not given:
+            return filters  # already validated
+        data = filters.model_dump(exclude_unset=True)
+    else:
+        data = dict(filters or {})
+    unknown = set(data) | set(given)
+    unknown -= FILTER_NAMES
+    if unknown:
+        raise InvalidFilter(f"unknown filter(s): {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(sorted(FILTER_NAMES))}")
+    data.update(given)
+    try:
+        return SearchFilters.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidFilter(validation_message(exc)) from exc

@@ -35,22 +35,19 @@ from memoryd.engine import (
     writes,
 )
 from memoryd.engine import codebase as codebase_memory
-from memoryd.engine.checks import check_content, utf8
+from memoryd.engine.checks import check_content, check_query, parse_filters
 from memoryd.engine.context import Access, Clock, EngineContext
 from memoryd.engine.journal import journal_markdown
 from memoryd.engine.search import SearchMode, SearchOptions, run_search
 from memoryd.errors import (
     Forbidden,
-    InvalidFilter,
     InvalidInput,
     MemoryNotFound,
-    validation_message,
 )
 from memoryd.ledger import LedgerEntry, LedgerReport
 from memoryd.llm import ChatClient, client_from_settings
 from memoryd.models import (
     ApiKey,
-    FILTER_NAMES,
     CodebaseContext,
     ConsolidationReport,
     Edge,
@@ -68,7 +65,6 @@ from memoryd.models import (
     utcnow,
 )
 from memoryd.store.base import Actor, ListOrder, Store
-
 
 
 class Engine:
@@ -227,14 +223,14 @@ class Engine:
             raise InvalidInput("limit must be between 1 and 1000")
         if not isinstance(offset, int) or offset < 0:
             raise InvalidInput("offset must not be negative")
-        parsed = self._ctx.access.narrow(_filters(filters, **filter_kwargs))
+        parsed = self._ctx.access.narrow(parse_filters(filters, **filter_kwargs))
         return self._ctx.store.list(parsed, now=self.clock(), limit=limit, offset=offset,
                                     order=order)
 
     def count(self, filters: SearchFilters | Mapping[str, Any] | None = None,
               **filter_kwargs: Any) -> int:
         """How many memories match the filters (among those this engine may see)."""
-        parsed = self._ctx.access.narrow(_filters(filters, **filter_kwargs))
+        parsed = self._ctx.access.narrow(parse_filters(filters, **filter_kwargs))
         return self._ctx.store.count(parsed, now=self.clock())
 
     def history(self, memory_id: str) -> list[HistoryEntry]:
@@ -278,7 +274,7 @@ class Engine:
         the settings; ``record_access`` strengthens the returned memories a little, at most
         once per ``session_key``. ``query_vector`` skips embedding the query.
         """
-        _check_query(query, limit, mode)
+        check_query(query, limit, mode)
         s = self.settings
         options = SearchOptions(
             limit=limit, mode=mode, min_score=min_score, mmr=mmr,
@@ -287,7 +283,7 @@ class Engine:
             associations=s.activation if associations is None else associations,
             record_access=record_access, session_key=session_key,
         )
-        return run_search(self._ctx, query, _filters(filters, **filter_kwargs), options,
+        return run_search(self._ctx, query, parse_filters(filters, **filter_kwargs), options,
                           query_vector)
 
     def recall(self, text: str, filters: SearchFilters | Mapping[str, Any] | None = None, *,
@@ -296,7 +292,7 @@ class Engine:
         """The memories relevant to a prompt, formatted as a ``<system_memory>`` block."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("give a prompt or a query")
-        return recall.recall(self._ctx, text, _filters(filters), token_budget=token_budget,
+        return recall.recall(self._ctx, text, parse_filters(filters), token_budget=token_budget,
                              max_items=max_items, min_similarity=min_similarity,
                              session_key=session_key)
 
@@ -482,36 +478,3 @@ class Engine:
                 progress: Callable[[int], None] | None = None) -> int:
         """Re-embed every memory with the configured embedder; returns how many."""
         return maintenance.reembed(self._ctx, batch_size=batch_size, progress=progress)
-
-
-def _check_query(query: Any, limit: Any, mode: Any) -> None:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput("query is empty")
-    utf8(query, "query")
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
-        raise InvalidInput("limit must be between 1 and 1000")
-    if mode not in ("hybrid", "keyword", "vector"):
-        raise InvalidInput("mode must be hybrid, keyword or vector")
-
-
-def _filters(filters: SearchFilters | Mapping[str, Any] | None, **kwargs: Any) -> SearchFilters:
-    """Filters from a model or a mapping plus keyword overrides; unknown names are refused."""
-    from pydantic import ValidationError
-
-    given = {k: v for k, v in kwargs.items() if v is not None}
-    if isinstance(filters, SearchFilters):
-        if not given:
-            return filters  # already validated
-        data = filters.model_dump(exclude_unset=True)
-    else:
-        data = dict(filters or {})
-    unknown = set(data) | set(given)
-    unknown -= FILTER_NAMES
-    if unknown:
-        raise InvalidFilter(f"unknown filter(s): {', '.join(sorted(unknown))}; "
-                            f"known: {', '.join(sorted(FILTER_NAMES))}")
-    data.update(given)
-    try:
-        return SearchFilters.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidFilter(validation_message(exc)) from exc

@@ -13,7 +13,15 @@ import numpy as np
 from memoryd.cognition.activation import ActivationParams, spread
 from memoryd.engine.context import EngineContext
 from memoryd.errors import InvalidInput
-from memoryd.models import EDGE_TYPES, Edge, Memory, Neighbour, Neighbourhood, SearchFilters, SearchHit
+from memoryd.models import (
+    EDGE_TYPES,
+    Edge,
+    Memory,
+    Neighbour,
+    Neighbourhood,
+    SearchFilters,
+    SearchHit,
+)
 
 
 def link(

@@ -131,9 +131,3 @@ def _memories(ctx: EngineContext, filters: SearchFilters | None) -> Iterator[Mem
         if len(batch) < page:
             return
         offset += page
-
-
-def count_lines(path: Path) -> int:
-    """Non-blank lines in a file (for progress bars)."""
-    with open(path, "rb") as handle:
-        return sum(1 for line in handle if line.strip())

@@ -136,67 +136,67 @@ def _merge_node(
 ) -> GraphNode | None:
     fp_f = node_fingerprint(f) if f else None
     fp_s = node_fingerprint(s) if s else None
-    key = (f or s).id  # type: ignore[union-attr]
-    if f and s and fp_f == fp_s:
-        return s
-    f_changed, s_changed = fp_f != base, fp_s != base
     if f and s:
-        if f_changed and not s_changed:
-            node = _with_usage(_stamped(f, s, now), s)
-            result.to_store.append(
-                Change("upsert_node", key, node=node, reason="edited in the file")
-            )
-            result.file_changed |= node.updated != f.updated
-            return node
-        if s_changed and not f_changed:
-            result.file_changed = True
+        if fp_f == fp_s:
             return s
-        file_wins = f.changed > s.changed
-        result.conflicts.append(
-            Conflict(
-                key,
-                "file" if file_wins else "store",
-                "changed in the file and in the store" if base else "differs and was never synced",
-                f,
-                s,
-            )
-        )
-        if file_wins:
-            node = _with_usage(f, s)
-            result.to_store.append(
-                Change("upsert_node", key, node=node, reason="newer in the file")
-            )
-            return node
+        return _merge_both(f, s, base, fp_f != base, fp_s != base, now, result)
+    if f:
+        return _merge_file_only(f, base, fp_f != base, result)
+    assert s is not None
+    return _merge_store_only(s, base, fp_s != base, result)
+
+
+def _merge_both(f: GraphNode, s: GraphNode, base: str | None, f_changed: bool, s_changed: bool,
+                now: datetime, result: MergeResult) -> GraphNode:
+    """A node in the file and in the store, with different content."""
+    if f_changed and not s_changed:
+        node = _with_usage(_stamped(f, s, now), s)
+        result.to_store.append(Change("upsert_node", f.id, node=node, reason="edited in the file"))
+        result.file_changed |= node.updated != f.updated
+        return node
+    if s_changed and not f_changed:
         result.file_changed = True
         return s
-    if f:  # only in the file
-        if base is None:
-            result.to_store.append(Change("upsert_node", key, node=f, reason="new in the file"))
-            return f
-        if f_changed:
-            result.conflicts.append(
-                Conflict(key, "file", "removed from the store, edited in the file", f, None)
-            )
-            result.to_store.append(Change("upsert_node", key, node=f, reason="edited in the file"))
-            return f
-        result.file_changed = True
-        return None
-    assert s is not None  # only in the store
+    file_wins = f.changed > s.changed
+    why = "changed in the file and in the store" if base else "differs and was never synced"
+    result.conflicts.append(Conflict(f.id, "file" if file_wins else "store", why, f, s))
+    if file_wins:
+        node = _with_usage(f, s)
+        result.to_store.append(Change("upsert_node", f.id, node=node, reason="newer in the file"))
+        return node
+    result.file_changed = True
+    return s
+
+
+def _merge_file_only(f: GraphNode, base: str | None, f_changed: bool,
+                     result: MergeResult) -> GraphNode | None:
+    """A node only in the file: new there, edited after the store dropped it, or deleted."""
     if base is None:
-        result.file_changed = True
+        result.to_store.append(Change("upsert_node", f.id, node=f, reason="new in the file"))
+        return f
+    if f_changed:
+        result.conflicts.append(
+            Conflict(f.id, "file", "removed from the store, edited in the file", f, None))
+        result.to_store.append(Change("upsert_node", f.id, node=f, reason="edited in the file"))
+        return f
+    result.file_changed = True
+    return None
+
+
+def _merge_store_only(s: GraphNode, base: str | None, s_changed: bool,
+                      result: MergeResult) -> GraphNode:
+    """A node only in the store: new there, or removed from the file (archived, not deleted)."""
+    result.file_changed = True
+    if base is None:
         return s
     if s_changed:
         result.conflicts.append(
-            Conflict(key, "store", "removed from the file, changed in the store", None, s)
-        )
-        result.file_changed = True
+            Conflict(s.id, "store", "removed from the file, changed in the store", None, s))
         return s
     archived = s.model_copy(update={"archived": True})
     if not s.archived:
         result.to_store.append(
-            Change("archive_node", key, node=archived, reason="removed from the file")
-        )
-    result.file_changed = True
+            Change("archive_node", s.id, node=archived, reason="removed from the file"))
     return archived
 
 

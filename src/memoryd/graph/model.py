@@ -21,7 +21,7 @@ from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from memoryd.models import _check_scope, _clean_tags, as_utc
+from memoryd.models.fields import as_utc, check_scope, clean_tags
 
 NodeKind = Literal[
     "insight",
@@ -168,7 +168,7 @@ class GraphNode(BaseModel):
     @field_validator("tags")
     @classmethod
     def _tags(cls, value: list[str]) -> list[str]:
-        return _clean_tags(value)
+        return clean_tags(value)
 
     @field_validator("created", "updated", "last_used", "valid_from", "valid_until")
     @classmethod
@@ -267,7 +267,7 @@ class Graph(BaseModel):
     @field_validator("scope")
     @classmethod
     def _scope(cls, value: str) -> str:
-        return _check_scope(value)
+        return check_scope(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> Graph:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from memoryd.engine.journal import parse_day, parse_tz
+from memoryd.dates import parse_day, parse_tz
 from memoryd.models import (
     CodebaseContext,
     Intention,

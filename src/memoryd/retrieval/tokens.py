@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from memoryd.store.fts import STOPWORDS
+from memoryd.retrieval.fts import STOPWORDS
 
 # Letters and digits (not "_"), with combining marks kept inside words.
 _WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f\u0900-\u0dff])+", re.UNICODE)

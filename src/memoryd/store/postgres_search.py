@@ -12,8 +12,8 @@ import psycopg
 
 from memoryd.errors import StoreError
 from memoryd.models import SearchFilters
+from memoryd.retrieval.fts import query_terms
 from memoryd.store.base import KeywordHit, VectorHit
-from memoryd.store.fts import query_terms
 from memoryd.store.postgres_codec import to_vector
 
 # ts_rank weights for labels {D, C, B, A}: content (A) 1.0, summary (B) and tags (C)

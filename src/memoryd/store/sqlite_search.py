@@ -20,8 +20,8 @@ import numpy as np
 
 from memoryd.errors import StoreError
 from memoryd.models import SearchFilters
+from memoryd.retrieval.fts import match_expression
 from memoryd.store.base import KeywordHit, VectorHit
-from memoryd.store.fts import match_expression
 from memoryd.store.vector_index import VectorIndex
 
 # Filtered vector search is exact when the filter allows at most this many rows.

@@ -80,7 +80,7 @@ class WaitScheduler:
                  kit: WatcherKit | None = None, judge: FrameJudge | None = None,
                  wake: WakeDispatcher | None = None) -> None:
         self.policy = policy or WaitPolicy()
-        self.store = jobs or MemoryJobStore()
+        self._persist = jobs or MemoryJobStore()
         self.kit = kit or WatcherKit(self.policy)
         self.judge, self.wake = judge, wake
         self._jobs: dict[str, WaitJob] = {}
@@ -103,7 +103,7 @@ class WaitScheduler:
     def start(self) -> None:
         """Load persisted jobs, resume the watching ones, and start the loop thread."""
         with self._cond:
-            for job in self.store.load():
+            for job in self._persist.load():
                 self._jobs[job.id] = job
             self._forget_old_finished()
         for job in [j for j in self._jobs.values() if j.status is WaitStatus.WATCHING]:
@@ -130,7 +130,7 @@ class WaitScheduler:
                       deadline=now + timeout, updated_at=now, task_id=request.task_id,
                       wake=wake, owner=dict(request.owner), cursor=watcher.cursor())
         try:
-            self.store.save(job)
+            self._persist.save(job)
         except BaseException:
             watcher.close(final=True)  # nothing may keep running for a job never recorded
             raise
@@ -324,7 +324,7 @@ class WaitScheduler:
             if cursor != job.cursor or obs.changed:
                 with self._cond:
                     job = self._jobs[job_id] = job.evolve(cursor=cursor)
-                self.store.save(job)
+                self._persist.save(job)
             live.saved_at = now
 
     def _finish(self, job_id: str, status: WaitStatus, result: str | None,
@@ -341,7 +341,7 @@ class WaitScheduler:
             self._jobs[job_id] = job
             self._forget_old_finished()
             self._cond.notify_all()
-        self.store.save(job)
+        self._persist.save(job)
         if live is not None:
             self._post(lambda: self._retire(live))
         if self.wake is not None and job.wake is not None and status is not WaitStatus.CANCELLED:
@@ -367,7 +367,7 @@ class WaitScheduler:
             job = replace(job, wake_attempts=job.wake_attempts + (attempt,))
             if job.id in self._jobs:
                 self._jobs[job.id] = job
-        self.store.save(job)
+        self._persist.save(job)
 
     def _check_wake(self, wake: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if wake is None:
@@ -422,7 +422,7 @@ class WaitScheduler:
         for job_id, live in list(self._live.items()):
             with self._cond:
                 job = self._jobs[job_id] = self._jobs[job_id].evolve(cursor=live.watcher.cursor())
-            self.store.save(job)
+            self._persist.save(job)
             live.watcher.close(final=False)
         self._live.clear()
         if self.judge is not None:
