@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import sys
-import uuid
 from pathlib import Path
 
 MIN_TOKEN_CHARS = 35  # "mk_" + 32
@@ -58,34 +57,12 @@ def bootstrap_token(env: dict[str, str]) -> str | None:
 def register_key(token: str, env: dict[str, str]) -> bool:
     """Store the hash of ``token`` as a key unless it is already there; True if stored now."""
     import memoryd
-    from memoryd import keys
-    from memoryd.errors import MemorydError
-    from memoryd.models import ApiKey, utcnow
 
-    scopes = keys.normalise_scopes(env.get("MEMORYD_BOOTSTRAP_SCOPES", "read,write").split(","))
-    engine = memoryd.open()
-    try:
-        try:
-            keys.verify_key(engine.store, token)
-            return False
-        except MemorydError:
-            pass  # not registered yet (or revoked: a revoked key stays revoked)
-        digest = keys.hash_key(token)
-        if any(k.key_hash == digest for k in keys.list_keys(engine.store)):
-            return False
-        engine.store.save_key(
-            ApiKey(
-                id=uuid.uuid4().hex[:12],
-                label=env.get("MEMORYD_BOOTSTRAP_LABEL", "bootstrap"),
-                prefix=token[:9],
-                key_hash=digest,
-                scopes=scopes,
-                created_at=utcnow(),
-            )
-        )
-        return True
-    finally:
-        engine.close()
+    scopes = env.get("MEMORYD_BOOTSTRAP_SCOPES", "read,write").split(",")
+    with memoryd.open() as engine:
+        _, stored = engine.register_key(env.get("MEMORYD_BOOTSTRAP_LABEL", "bootstrap"), token,
+                                        scopes=scopes)
+    return stored
 
 
 def main(argv: list[str]) -> int:

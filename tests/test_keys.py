@@ -99,6 +99,17 @@ def test_last_used_is_recorded_at_most_once_a_minute(engine, clock):
     assert engine.touch_key(key)
 
 
+def test_a_key_made_elsewhere_is_registered_once(engine):
+    secret = "mk_" + "A" * 43
+    key, stored = engine.register_key("deploy", secret, scopes=["read"])
+    assert stored and engine.verify_key(secret).id == key.id and key.scopes == ["read"]
+    again, stored = engine.register_key("deploy", secret)
+    assert not stored and again.id == key.id
+    for bad in ("mk_short", "not-a-key" + "x" * 40, "mk_" + "a" * 20 + " " + "b" * 20):
+        with pytest.raises(InvalidInput):
+            engine.register_key("bad", bad)
+
+
 def test_key_management_is_refused_to_a_bound_engine(engine):
     bound = engine.acting_as(access=Access(agent_id="bot-1"))
     for call in (lambda: bound.create_key("x"), bound.list_keys, lambda: bound.revoke_key("x")):

@@ -50,6 +50,15 @@ export async function startMemoryd({ keyScopes = { writer: "read,write", admin: 
     if (Date.now() > deadline) throw new Error(`memoryd serve did not become ready: ${stderr}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+  // Load the embedding model before the tests start, so that no test's own timeout pays for it
+  // (on a busy machine the first load can take longer than a request may).
+  const warm = await fetch(`${url}/session/warm`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${keys[Object.keys(keys)[0]]}`, "content-type": "application/json" },
+    body: JSON.stringify({ session_key: "test-warm-up" }),
+    signal: AbortSignal.timeout(300_000),
+  });
+  if (!warm.ok) throw new Error(`memoryd did not warm up: ${warm.status} ${await warm.text()}`);
   return {
     url,
     keys,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -47,6 +49,23 @@ def create(
         f"{binding}). It is shown only once: store it now.",
         err=True,
     )
+
+
+@keys_app.command("import")
+def import_key(
+    ctx: typer.Context,
+    label: str = typer.Option(..., "--label", "-l", help="Who or what the key is for."),
+    secret_file: Path = typer.Option(..., "--secret-file", help="File holding the key ('-' "
+                                     "reads standard input), e.g. a mounted Secret."),
+    scopes: str = typer.Option("read,write", "--scopes", help="Comma-separated: read, write, "
+                               "admin."),
+) -> None:
+    """Register a key made elsewhere (mk_...), once: a deployment's Secret becomes a key."""
+    text = sys.stdin.read() if str(secret_file) == "-" else secret_file.read_text()
+    with engine_from(ctx) as mem:
+        key, stored = mem.register_key(label, text.strip(), scopes=scopes.split(","))
+    state = "registered" if stored else "already known"
+    console.print(f"{state}: key {key.id} ({key.label}; scopes {','.join(key.scopes)})")
 
 
 @keys_app.command("list")

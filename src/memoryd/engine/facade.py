@@ -415,6 +415,14 @@ class Engine:
         return keys.create_key(self._ctx, label, scopes=scopes, memory_scope=memory_scope,
                                agent_id=agent_id)
 
+    def register_key(self, label: str, secret: str, *, scopes: Iterable[str] = ("read", "write"),
+                     memory_scope: str | None = None,
+                     agent_id: str | None = None) -> tuple[ApiKey, bool]:
+        """Store a key whose secret was made elsewhere (e.g. a deployment Secret), once; True
+        if stored now."""
+        return keys.register_key(self._ctx, label, secret, scopes=scopes,
+                                 memory_scope=memory_scope, agent_id=agent_id)
+
     def verify_key(self, secret: str | None) -> ApiKey:
         """The active key for a presented secret; raises InvalidKey."""
         return keys.verify_key(self._ctx, secret)

@@ -25,6 +25,30 @@ def create_key(ctx: EngineContext, label: str, *, scopes: Iterable[str] = ("read
     return made
 
 
+def register_key(ctx: EngineContext, label: str, secret: str, *,
+                 scopes: Iterable[str] = ("read", "write"), memory_scope: str | None = None,
+                 agent_id: str | None = None) -> tuple[ApiKey, bool]:
+    """Store a key whose secret was made elsewhere (a deployment's Secret), once.
+
+    Returns the key and whether it was stored now; a secret already known (even revoked, which
+    stays revoked) is not stored again. The secret must look like one memoryd makes.
+    """
+    ctx.access.require_unrestricted("key management")
+    if not keys.well_formed(secret) or len(secret) < len(keys.KEY_PREFIX) + 32 \
+            or any(c.isspace() for c in secret):
+        raise InvalidInput("a key must be 'mk_' followed by at least 32 characters, no spaces")
+    digest = keys.hash_key(secret)
+    known = ctx.store.key_by_hash(digest)
+    if known is not None:
+        return known, False
+    made = keys.make_key(label, scopes=scopes, memory_scope=memory_scope, agent_id=agent_id,
+                         now=ctx.clock())
+    record = made.key.model_copy(update={"key_hash": digest,
+                                         "prefix": secret[: len(keys.KEY_PREFIX) + 6]})
+    ctx.store.save_key(record)
+    return record, True
+
+
 def verify_key(ctx: EngineContext, secret: str | None) -> ApiKey:
     """The active key record for a presented secret; raises InvalidKey otherwise."""
     if not keys.well_formed(secret):
