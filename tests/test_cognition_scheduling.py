@@ -15,15 +15,14 @@ from memoryd.cognition.scheduling import (
     demote,
     initial_rating,
     initial_state,
-    memory_state,
     on_retrieved,
     promote,
     retention,
     retention_score,
     retrieval_strength_now,
     review,
-    tier_for,
 )
+from memoryd.cognition.states import memory_state, tier_for
 from memoryd.models import SchedulingState
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

@@ -34,12 +34,21 @@ clause ("The user lives in Paris" / "The user's sister lives in Madrid").
 
 ``[Updated YYYY-MM-DD]`` marks left by UPDATE merges are removed before comparing, and ties
 in alignment go to the later clause (the most recent state of a merged memory).
+
+This module aligns clauses and applies the rules. Reading a clause (stems, names, negation
+scope) is :mod:`memoryd.cognition.clauses`; its typed values and their slots are
+:mod:`memoryd.cognition.slots`; tokens, stop words and stems are :mod:`memoryd.cognition.words`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from memoryd.cognition.clauses import Clause, read_clause, split_clauses
+from memoryd.cognition.slots import VALUE_STEMS, VALUE_WORDS
+from memoryd.cognition.words import stem
 
 __all__ = ["Contradiction", "ContradictionParams", "detect"]
 
@@ -84,32 +93,8 @@ class ContradictionParams:
 
 DEFAULT_PARAMS = ContradictionParams()
 
-_UPDATE_TAG = re.compile(r"\[Updated \d{4}-\d{2}-\d{2}\]")
-_CLAUSE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+|;\s*|\s+(?:but|whereas|although|though)\s+", re.I)
-_TOKEN = re.compile(r"#[0-9A-Fa-f]{3,8}\b|[$€£]?\d[\d,]*(?:\.\d+)*%?|[A-Za-z][A-Za-z'’\-]*|[,.;:!?()]")
-_STOP = frozenset(
-    """a an the and or but of to in on at for with by from as is are was were be been being it its
-    this that these those i you he she we they my your his her our their me him us them do does
-    did done have has had having will would can could should shall may might must so just also
-    very really about into than then there here what which who whom when where why how all any
-    some each every per via up down out over after before again further once only own same too
-    own s t let lets let's i'm we're they're it's that's there's he's she's you're i've we've
-    they've i'd we'd i'll we'll one ones thing things get gets got
-    if whether because while since until unless though although yet still even
-    trying try tried kinda sorta gonna wanna help please wondering wonder thinking figure sure
-    maybe perhaps something anything everything lot lots bit way ways""".split()
-)
-# "not sure", "don't know", "can't wait": hedges and idioms, not negated content.
-_HEDGE_AFTER_CUE = frozenset(
-    "sure certain know understand clear idea exactly quite wait only problem worries matter "
-    "doubt".split())
 # Counted for alignment but not as strong shared context: nearly every memory mentions them.
 _WEAK_SUBJECTS = frozenset({"user", "users", "team", "project"})
-_NEGATION_CUES = frozenset(
-    """not no never none nobody nothing neither nor without cannot can't won't don't doesn't
-    didn't isn't aren't wasn't weren't shouldn't haven't hasn't hadn't couldn't wouldn't
-    mustn't needn't""".split()
-)
 _ANTONYMS = (
     ("like", "dislike"), ("love", "hate"), ("like", "hate"), ("enjoy", "hate"), ("enable", "disable"), ("enabled", "disabled"),
     ("open", "closed"), ("open", "close"), ("required", "optional"), ("mandatory", "optional"),
@@ -153,48 +138,6 @@ _PROGRESSION = re.compile(
 _ADDITIVE = re.compile(r"\b(also|another|second|third|additional|as well|too|plus|added|"
                        r"new (?:one|office|branch))\b", re.I)
 
-_MONTHS = {
-    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4,
-    "april": 4, "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8,
-    "sep": 9, "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11,
-    "november": 11, "dec": 12, "december": 12,
-}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_FREQUENCY = {
-    "hourly": "hourly", "daily": "daily", "nightly": "daily", "weekly": "weekly",
-    "biweekly": "biweekly", "fortnightly": "biweekly", "monthly": "monthly",
-    "quarterly": "quarterly", "yearly": "yearly", "annually": "yearly", "annual": "yearly",
-}
-_COLOURS = frozenset(
-    "red orange yellow green blue purple violet pink black white grey gray brown teal cyan "
-    "magenta navy beige".split())
-_NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20,
-    "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "twice": 2,
-}
-_VALUE_WORDS = frozenset(_MONTHS) | frozenset(_WEEKDAYS) | frozenset(w + "s" for w in _WEEKDAYS) \
-    | frozenset(_FREQUENCY) | _COLOURS | frozenset(_NUMBER_WORDS)
-
-_VALUE_STEMS: frozenset[str] = frozenset()  # filled in below, after _stem is defined
-_HEX = re.compile(r"#[0-9A-Fa-f]{6}\b|#[0-9A-Fa-f]{3}\b")
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?([ap]\.?m\.?)(?![a-z])|\b(\d{1,2}):(\d{2})\b", re.I)
-_DATE = re.compile(
-    r"\b(\d{4})-(\d{2})-(\d{2})\b|\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True))
-    + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?|\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?("
-    + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b|\b("
-    + "|".join(_WEEKDAYS) + r")s?\b|\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True))
-    + r")\b(?:\s+(\d{4}))?",
-    re.I)
-_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|percent\b)", re.I)
-_MONEY = re.compile(r"[$€£]\s?(\d[\d,]*(?:\.\d+)?)\s?(k|m|million|thousand)?\b|\b(\d[\d,]*(?:\.\d+)?)\s?(k|m)?\s?(?:dollars|usd|euros?|eur|pounds|gbp)\b", re.I)
-_VERSION = re.compile(r"\b[vV]?(\d+\.\d+(?:\.\d+)*)\b")
-_NUMBER = re.compile(r"(?<![\w.#])(\d[\d,]*(?:\.\d+)?)(k\b)?", re.I)
-_FREQ_PHRASE = re.compile(r"\b(?:every|each|per|a|once a)\s+(hour|day|night|week|month|quarter|year)\b", re.I)
-_FREQ_NOUN = {"hour": "hourly", "day": "daily", "night": "daily", "week": "weekly",
-              "month": "monthly", "quarter": "quarterly", "year": "yearly"}
-
-
 _VALUE_KINDS = ("hex", "time", "date", "weekday", "month", "percent", "money", "version",
                 "number", "frequency", "colour")
 _PROGRESSIVE_KINDS = frozenset({"number", "percent", "money", "date", "time", "month", "weekday"})
@@ -203,233 +146,13 @@ _PRONOUNS = frozenset(
     "they've it's my our your their".split())
 
 
-def _num(text: str) -> float:
-    return float(text.replace(",", ""))
-
-
-def _fmt(value: float) -> str:
-    return f"{value:g}"
-
-
-def _context(clause: str, start: int, end: int) -> set[str]:
-    """Content stems of the words around a value (4 on each side): its slot."""
-    words = [t for t in _TOKEN.findall(clause[:start]) if t[:1].isalpha()][-4:]
-    words += [t for t in _TOKEN.findall(clause[end:]) if t[:1].isalpha()][:4]
-    # Month and weekday names stay: "March 22 at 3 PM" / "March 22 at 4:30 PM" share a slot.
-    return {_stem(w) for w in words
-            if w.lower() not in _STOP and w.lower() not in _NEGATION_CUES
-            and (w.lower() not in _VALUE_WORDS or w.lower() in _MONTHS
-                 or w.lower().rstrip("s") in _WEEKDAYS)}
-
-
-def _values(clause: str) -> tuple[dict[str, set[str]], dict[tuple[str, str], set[str]]]:
-    """Typed values in a clause, normalised (times to HH:MM, dates to M-D, money to numbers),
-    and the slot (surrounding content words) of each."""
-    out: dict[str, set[str]] = {}
-    slots: dict[tuple[str, str], set[str]] = {}
-    rest = clause
-
-    def add(kind: str, value: str, m: re.Match[str]) -> None:
-        out.setdefault(kind, set()).add(value)
-        slots.setdefault((kind, value), set()).update(_context(clause, m.start(), m.end()))
-
-    def take(pattern: re.Pattern[str], handler) -> None:  # type: ignore[no-untyped-def]
-        nonlocal rest
-        for m in pattern.finditer(rest):
-            handler(m)
-        # Blank matches out with spaces of the same length so offsets stay valid.
-        rest = pattern.sub(lambda m: " " * len(m.group(0)), rest)
-
-    take(_HEX, lambda m: add("hex", m.group(0).lower(), m))
-
-    def time(m: re.Match[str]) -> None:
-        if m.group(3):
-            hour = int(m.group(1)) % 12 + (12 if m.group(3).lower().startswith("p") else 0)
-            add("time", f"{hour:02d}:{int(m.group(2) or 0):02d}", m)
-        else:
-            add("time", f"{int(m.group(4)):02d}:{m.group(5)}", m)
-
-    take(_TIME, time)
-
-    def date(m: re.Match[str]) -> None:
-        if m.group(1):
-            add("date", f"{int(m.group(2))}-{int(m.group(3))}", m)
-        elif m.group(4):
-            add("date", f"{_MONTHS[m.group(4).lower()]}-{int(m.group(5))}", m)
-        elif m.group(7):
-            add("date", f"{_MONTHS[m.group(8).lower()]}-{int(m.group(7))}", m)
-        elif m.group(9):
-            add("weekday", m.group(9).lower(), m)
-        elif m.group(10):
-            add("month", f"{_MONTHS[m.group(10).lower()]}", m)
-
-    take(_DATE, date)
-    take(_PERCENT, lambda m: add("percent", _fmt(_num(m.group(1))), m))
-
-    def money(m: re.Match[str]) -> None:
-        amount = _num(m.group(1) or m.group(3))
-        scale = (m.group(2) or m.group(4) or "").lower()
-        amount *= {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6}.get(scale, 1)
-        add("money", _fmt(amount), m)
-
-    take(_MONEY, money)
-    take(_VERSION, lambda m: add("version", m.group(1), m))
-
-    def number(m: re.Match[str]) -> None:
-        add("number", _fmt(_num(m.group(1)) * (1000 if m.group(2) else 1)), m)
-
-    take(_NUMBER, number)
-    for m in _FREQ_PHRASE.finditer(clause):
-        add("frequency", _FREQ_NOUN[m.group(1).lower()], m)
-    for m in re.finditer(r"[A-Za-z]+", rest):
-        low = m.group(0).lower()
-        if low in _FREQUENCY:
-            add("frequency", _FREQUENCY[low], m)
-        elif low in _COLOURS:
-            add("colour", low, m)
-        elif low in _NUMBER_WORDS:
-            add("number", _fmt(_NUMBER_WORDS[low]), m)
-    return out, slots
-
-
-def _stem(word: str) -> str:
-    w = word.lower().replace("’", "'")
-    w = w.removesuffix("'s")
-    w = w.strip("'-")
-    for suffix in ("ments", "ment", "ings", "ing", "ied", "ies", "ed", "es", "s", "ly"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
-            if suffix in ("ied", "ies"):
-                w += "y"
-            elif suffix in ("ing", "ings", "ed") and len(w) > 3 and w[-1] == w[-2] \
-                    and w[-1] not in "lsz":
-                w = w[:-1]
-            break
-    if len(w) > 3 and w[-1] == "e":
-        w = w[:-1]
-    return w
-
-
-_VALUE_STEMS = frozenset(_stem(w) for w in _VALUE_WORDS)
-
-
-@dataclass
-class _Clause:
-    text: str
-    tokens: list[str]
-    stems: list[str | None]  # per token; None for stop words, punctuation and numbers
-    names: set[str]
-    values: dict[str, set[str]]
-    slots: dict[tuple[str, str], set[str]]
-    negated: set[str]  # stems inside a negation cue's scope
-    has_negation: bool
-    predicates: list[str]  # first content word after each negation cue ("not [like]")
-    name_slots: dict[str, set[str]]  # content words around each name
-
-    @property
-    def content(self) -> set[str]:
-        return {s for s in self.stems if s}
-
-
-def _is_name(token: str, index: int, first_word_index: int, other_text: str) -> bool:
-    if not token[:1].isupper() or token.lower() in _STOP or token.lower() in _VALUE_WORDS:
-        return False
-    if token.isupper() and len(token) <= 3:  # units and acronyms: KB, API, UTC, CDN
-        return False
-    if index != first_word_index:
-        return True
-    # A sentence-initial capital is a name only if the other text capitalises it mid-sentence
-    # or it looks like a product name (inner capitals or digits).
-    return bool(re.search(r"(?<![.!?]\s)(?<!^)\b" + re.escape(token) + r"\b", other_text)) or (
-        any(c.isupper() for c in token[1:]) or any(c.isdigit() for c in token)
-    )
-
-
-def _neighbours(tokens: list[str], i: int) -> set[str]:
-    """The nearest content word on each side of token ``i`` (a name's slot: "located in
-    [Frankfurt]" -> {locat})."""
-    def content(t: str) -> bool:
-        low = t.lower()
-        return t[:1].isalpha() and low not in _STOP and low not in _NEGATION_CUES \
-            and low not in _VALUE_WORDS
-
-    before = next((t for t in reversed(tokens[:i]) if content(t)), None)
-    after = next((t for t in tokens[i + 1:] if content(t)), None)
-    return {_stem(t) for t in (before, after) if t}
-
-
-def _clause(text: str, other_text: str, params: ContradictionParams) -> _Clause:
-    tokens = _TOKEN.findall(text)
-    stems: list[str | None] = []
-    names: set[str] = set()
-    name_slots: dict[str, set[str]] = {}
-    first_word = next((i for i, t in enumerate(tokens) if t[:1].isalpha()), -1)
-    for i, tok in enumerate(tokens):
-        low = tok.lower().replace("’", "'")
-        if tok[:1].isdigit() or tok[:1] in "$€£":
-            stems.append(low.lstrip("$€£").replace(",", "").rstrip("%"))
-            continue
-        if not tok[:1].isalpha() or low in _STOP or low in _NEGATION_CUES:
-            stems.append(None)
-            continue
-        if _is_name(tok, i, first_word, other_text):
-            name = re.sub(r"['’]s$", "", tok.lower())
-            names.add(name)
-            name_slots.setdefault(name, set()).update(_neighbours(tokens, i))
-        stems.append(_stem(tok))
-    negated: set[str] = set()
-    predicates: list[str] = []
-    has_negation = False
-    lowered = [t.lower().replace("’", "'") for t in tokens]
-    for i, low in enumerate(lowered):
-        cue = low in _NEGATION_CUES or low.endswith("n't") or (
-            low == "longer" and i > 0 and lowered[i - 1] == "no")
-        if not cue:
-            continue
-        following = [t for t in lowered[i + 1:i + 3] if t[:1].isalpha()]
-        if any(t in _HEDGE_AFTER_CUE for t in following):
-            continue
-        scope: list[str] = []
-        predicate: str | None = None
-        cancelled = False
-        seen = 0
-        for j in range(i + 1, len(tokens)):
-            if tokens[j] in ",.;:!?" or lowered[j] in ("but", "and"):
-                break
-            if lowered[j] in _NEGATION_CUES or lowered[j].endswith("n't"):
-                cancelled = True  # "never ... without": a double negative asserts
-                break
-            if tokens[j][:1].isalnum():
-                seen += 1
-                if stems[j]:
-                    scope.append(stems[j])  # type: ignore[arg-type]
-                    if predicate is None and tokens[j][:1].isalpha():
-                        predicate = lowered[j]
-            if seen >= params.negation_window:
-                break
-        if cancelled:
-            continue
-        has_negation = True
-        negated.update(scope)
-        if predicate:
-            predicates.append(predicate)
-    values, slots = _values(text)
-    return _Clause(text, tokens, stems, names, values, slots, negated, has_negation, predicates,
-                   name_slots)
-
-
-def _clauses(text: str) -> list[str]:
-    text = _UPDATE_TAG.sub(" ", text)
-    return [c.strip() for c in _CLAUSE_SPLIT.split(text) if c and re.search(r"[A-Za-z0-9]", c)]
-
-
 def _overlap(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / min(len(a), len(b))
 
 
-def _head(clause: _Clause) -> str | None:
+def _head(clause: Clause) -> str | None:
     """The subject head: first content word that is no value, name or change word; the
     possessed noun after a possessive ("the user's sister" -> sister)."""
     tokens = clause.tokens
@@ -437,23 +160,23 @@ def _head(clause: _Clause) -> str | None:
     if words and words[0] in _PRONOUNS:
         return None
     for i, tok in enumerate(tokens):
-        stem = clause.stems[i]
-        if not stem or not tok[:1].isalpha():
+        content_stem = clause.stems[i]
+        if not content_stem or not tok[:1].isalpha():
             continue
         low = tok.lower()
-        if low in _VALUE_WORDS or low in clause.names or _CORRECTION.fullmatch(low) \
+        if low in VALUE_WORDS or low in clause.names or _CORRECTION.fullmatch(low) \
                 or _WEAK_CHANGE.fullmatch(low) or _STRONG_CHANGE.fullmatch(low) \
                 or low in ("from", "after", "adding", "add"):
             continue
         if low.endswith(("'s", "’s")):
             for k in range(i + 1, len(tokens)):
-                if clause.stems[k] and tokens[k].lower() not in _VALUE_WORDS:
+                if clause.stems[k] and tokens[k].lower() not in VALUE_WORDS:
                     return clause.stems[k]
-        return stem
+        return content_stem
     return None
 
 
-def _antonym_flip(old: _Clause, new: _Clause) -> tuple[str, str] | None:
+def _antonym_flip(old: Clause, new: Clause) -> tuple[str, str] | None:
     old_words = {t.lower(): t for t in old.tokens if t[:1].isalpha()}
     for tok in new.tokens:
         low = tok.lower()
@@ -461,47 +184,89 @@ def _antonym_flip(old: _Clause, new: _Clause) -> tuple[str, str] | None:
             for opposite in _OPPOSITE.get(candidate, ()):
                 for form in (opposite, opposite + "s"):
                     if form in old_words and candidate not in old_words and low not in old_words:
-                        same_polarity = (_stem(form) in old.negated) == (_stem(tok) in new.negated)
+                        same_polarity = (stem(form) in old.negated) == (stem(tok) in new.negated)
                         if same_polarity:
                             return form, tok
     return None
 
 
-def _compare(old: _Clause, new: _Clause, params: ContradictionParams) -> Contradiction | None:
+@dataclass(frozen=True)
+class _Pair:
+    """An old clause aligned with a new one, and the content words that differ."""
+
+    old: Clause
+    new: Clause
+    params: ContradictionParams
+    shared: set[str]
+    strong_shared: set[str]  # shared minus the weak subjects ("user", "team", ...)
+    dropped: set[str]
+    added: set[str]
+    dropped_plain: set[str]  # dropped words that are no value, name or number
+    old_word_count: int  # content words of the old clause that are no number
+    max_dropped: int  # dropped_plain words a swap in "the same slot" tolerates
+    progression: re.Match[str] | None  # a progression cue in the new text
+
+
+def _pair(old: Clause, new: Clause, params: ContradictionParams) -> _Pair:
     shared = old.content & new.content
-    strong_shared = shared - _WEAK_SUBJECTS
-    # 1. negation flip
-    if old.has_negation != new.has_negation:
-        flipped = shared & (old.negated ^ new.negated)
-        negating, other = (new, old) if new.has_negation else (old, new)
-        other_words = {t.lower() for t in other.tokens}
-        agrees = any(  # "does not like" == "dislikes"
-            (_OPPOSITE.get(p, set()) | _OPPOSITE.get(p.rstrip("s"), set()))
-            & (other_words | {w.rstrip("s") for w in other_words})
-            for p in negating.predicates)
-        if flipped and not agrees:
-            side = "new" if new.has_negation else "old"
-            return Contradiction(True, "negation", f"{side} negates {sorted(flipped)}")
-    # 2. antonym
-    flip = _antonym_flip(old, new)
+    dropped = old.content - new.content
+    name_stems = {stem(n) for n in old.names}
+    old_words = [c for c in old.content if not c[:1].isdigit()]
+    return _Pair(
+        old=old, new=new, params=params, shared=shared,
+        strong_shared=shared - _WEAK_SUBJECTS, dropped=dropped, added=new.content - old.content,
+        dropped_plain={d for d in dropped
+                       if d not in VALUE_STEMS and d not in name_stems and not d[:1].isdigit()},
+        old_word_count=len(old_words),
+        max_dropped=max(params.max_dropped, int(params.max_dropped_share * len(old_words))),
+        progression=_PROGRESSION.search(new.text))
+
+
+def _negation_rule(pair: _Pair) -> Contradiction | None:
+    """1. Exactly one side negates a shared word, and does not merely say the opposite
+    ("does not like" == "dislikes")."""
+    old, new = pair.old, pair.new
+    if old.has_negation == new.has_negation:
+        return None
+    flipped = pair.shared & (old.negated ^ new.negated)
+    negating, other = (new, old) if new.has_negation else (old, new)
+    other_words = {t.lower() for t in other.tokens}
+    agrees = any(
+        (_OPPOSITE.get(p, set()) | _OPPOSITE.get(p.rstrip("s"), set()))
+        & (other_words | {w.rstrip("s") for w in other_words})
+        for p in negating.predicates)
+    if flipped and not agrees:
+        side = "new" if new.has_negation else "old"
+        return Contradiction(True, "negation", f"{side} negates {sorted(flipped)}")
+    return None
+
+
+def _antonym_rule(pair: _Pair) -> Contradiction | None:
+    """2. A word flips to its opposite with the same polarity."""
+    flip = _antonym_flip(pair.old, pair.new)
     if flip:
         return Contradiction(True, "antonym", f"{flip[0]!r} -> {flip[1]!r}")
-    dropped = old.content - new.content
-    added = new.content - old.content
-    name_stems = {_stem(n) for n in old.names}
-    dropped_plain = {d for d in dropped
-                     if d not in _VALUE_STEMS and d not in name_stems and not d[:1].isdigit()}
-    old_words = [c for c in old.content if not c[:1].isdigit()]
-    max_dropped = max(params.max_dropped, int(params.max_dropped_share * len(old_words)))
-    # 3. explicit correction
-    if _CORRECTION.search(new.text) and not _CORRECTION.search(old.text) and (dropped or added):
-        return Contradiction(True, "correction", _CORRECTION.search(new.text).group(0))  # type: ignore[union-attr]
-    head = _head(new)
-    same_subject = head is None or head in old.content
-    if not same_subject:
-        return None
-    # 4. value slots
-    progression = _PROGRESSION.search(new.text)
+    return None
+
+
+def _correction_rule(pair: _Pair) -> Contradiction | None:
+    """3. The new text (only) says it corrects something, and something changed."""
+    correction = _CORRECTION.search(pair.new.text)
+    if correction and not _CORRECTION.search(pair.old.text) and (pair.dropped or pair.added):
+        return Contradiction(True, "correction", correction.group(0))
+    return None
+
+
+def _same_subject(pair: _Pair) -> bool:
+    """Whether the new clause's head noun occurs in the old clause (or it has none)."""
+    head = _head(pair.new)
+    return head is None or head in pair.old.content
+
+
+def _value_rule(pair: _Pair) -> Contradiction | None:
+    """4. A value of one kind replaced by another in the same slot of a kept clause; a
+    progression when the new text says the quantity moved on."""
+    old, new = pair.old, pair.new
     for kind in _VALUE_KINDS:
         old_values, new_values = old.values.get(kind), new.values.get(kind)
         if not old_values or not new_values:
@@ -515,36 +280,84 @@ def _compare(old: _Clause, new: _Clause, params: ContradictionParams) -> Contrad
         # are incidental chat (long clauses).
         same_slot = any(old.slots[(kind, r)] & new.slots[(kind, i)]
                         for r in replaced for i in introduced) or kind in ("frequency", "colour")
-        kept = len(dropped_plain) <= max_dropped or len(old_words) >= params.long_clause
+        kept = len(pair.dropped_plain) <= pair.max_dropped \
+            or pair.old_word_count >= pair.params.long_clause
         if same_slot and kept:
             evidence = f"{kind}: {sorted(replaced)} -> {sorted(introduced)}"
-            if progression and kind in _PROGRESSIVE_KINDS:
-                return Contradiction(False, "progression", f"{evidence} ({progression.group(0)})")
+            if pair.progression and kind in _PROGRESSIVE_KINDS:
+                return Contradiction(
+                    False, "progression", f"{evidence} ({pair.progression.group(0)})")
             return Contradiction(True, kind, evidence)
-    # 5. names in the same slot
+    return None
+
+
+def _name_rule(pair: _Pair) -> Contradiction | None:
+    """5. A name replaced by another in the same slot of a kept clause, unless additive."""
+    old, new = pair.old, pair.new
     lost_names, new_names = old.names - new.names, new.names - old.names
     name_slot = any(old.name_slots.get(a, set()) & new.name_slots.get(b, set())
                     for a in lost_names for b in new_names)
-    if lost_names and new_names and name_slot and len(dropped_plain) <= max_dropped \
+    if lost_names and new_names and name_slot and len(pair.dropped_plain) <= pair.max_dropped \
             and not _ADDITIVE.search(new.text):
         return Contradiction(True, "name", f"{sorted(lost_names)} -> {sorted(new_names)}")
-    # 6. change markers
+    return None
+
+
+def _strong_change_rule(pair: _Pair) -> Contradiction | None:
+    """6a. A strong change marker with enough shared context or a substitution."""
+    old, new = pair.old, pair.new
     strong = _STRONG_CHANGE.search(new.text)
-    if strong and not _STRONG_CHANGE.search(old.text):
-        substituted = bool(new_names) or any(
-            old.values.get(k) and new.values.get(k) and old.values[k] != new.values[k]
-            for k in new.values)
-        swapped = bool(strong_shared) and bool(dropped_plain) and bool(added)
-        if len(strong_shared) >= 2 or (shared and substituted) or swapped:
-            return Contradiction(True, "change_marker", strong.group(0))
-    weak = _WEAK_CHANGE.search(new.text)
-    if weak and not _WEAK_CHANGE.search(old.text) and len(strong_shared) >= 1 \
-            and dropped_plain and len(dropped_plain) <= max_dropped and added \
-            and not _ADDITIVE.search(new.text) and not progression:
-        return Contradiction(True, "change_marker",
-                             f"{weak.group(0)}: {sorted(dropped_plain)} -> {sorted(added)}")
-    if progression and any(old.values.get(k) and new.values.get(k) for k in new.values):
-        return Contradiction(False, "progression", progression.group(0))
+    if not strong or _STRONG_CHANGE.search(old.text):
+        return None
+    substituted = bool(new.names - old.names) or any(
+        old.values.get(k) and new.values.get(k) and old.values[k] != new.values[k]
+        for k in new.values)
+    swapped = bool(pair.strong_shared) and bool(pair.dropped_plain) and bool(pair.added)
+    if len(pair.strong_shared) >= 2 or (pair.shared and substituted) or swapped:
+        return Contradiction(True, "change_marker", strong.group(0))
+    return None
+
+
+def _weak_change_rule(pair: _Pair) -> Contradiction | None:
+    """6b. A weak change marker ("now") with a word dropped and another added."""
+    weak = _WEAK_CHANGE.search(pair.new.text)
+    if weak and not _WEAK_CHANGE.search(pair.old.text) and len(pair.strong_shared) >= 1 \
+            and pair.dropped_plain and len(pair.dropped_plain) <= pair.max_dropped \
+            and pair.added and not _ADDITIVE.search(pair.new.text) and not pair.progression:
+        return Contradiction(
+            True, "change_marker",
+            f"{weak.group(0)}: {sorted(pair.dropped_plain)} -> {sorted(pair.added)}")
+    return None
+
+
+def _progression_rule(pair: _Pair) -> Contradiction | None:
+    """A progression cue with values on both sides that no rule above took: an update."""
+    old, new = pair.old, pair.new
+    if pair.progression and any(old.values.get(k) and new.values.get(k) for k in new.values):
+        return Contradiction(False, "progression", pair.progression.group(0))
+    return None
+
+
+_Rule = Callable[[_Pair], Contradiction | None]
+# Rules 1-3 hold whatever the subject; the rest only when both clauses are about one subject.
+_ANY_SUBJECT_RULES: tuple[_Rule, ...] = (_negation_rule, _antonym_rule, _correction_rule)
+_SAME_SUBJECT_RULES: tuple[_Rule, ...] = (
+    _value_rule, _name_rule, _strong_change_rule, _weak_change_rule, _progression_rule)
+
+
+def _compare(old: Clause, new: Clause, params: ContradictionParams) -> Contradiction | None:
+    """The verdict of the first rule that fires on an aligned pair, in the module's order."""
+    pair = _pair(old, new, params)
+    for rule in _ANY_SUBJECT_RULES:
+        verdict = rule(pair)
+        if verdict is not None:
+            return verdict
+    if not _same_subject(pair):
+        return None
+    for rule in _SAME_SUBJECT_RULES:
+        verdict = rule(pair)
+        if verdict is not None:
+            return verdict
     return None
 
 
@@ -555,12 +368,12 @@ def detect(old: str, new: str, params: ContradictionParams = DEFAULT_PARAMS) -> 
     ``Contradiction(False, "progression", ...)`` for a later value of the same quantity and
     ``Contradiction(False, None, reason)`` otherwise.
     """
-    old_clauses = [_clause(c, new, params) for c in _clauses(old)]
-    new_clauses = [_clause(c, old, params) for c in _clauses(new)]
+    old_clauses = [read_clause(c, new, params.negation_window) for c in split_clauses(old)]
+    new_clauses = [read_clause(c, old, params.negation_window) for c in split_clauses(new)]
     best_progression: Contradiction | None = None
     aligned_any = False
     for n in new_clauses:
-        best: _Clause | None = None
+        best: Clause | None = None
         best_score = 0.0
         for o in old_clauses:
             score = _overlap(o.content, n.content)
@@ -589,9 +402,9 @@ def content_terms(text: str) -> tuple[set[str], set[str]]:
     restatement from an addition."""
     stems: set[str] = set()
     heavy: set[str] = set()
-    for chunk in _clauses(text):
-        clause = _clause(chunk, "", DEFAULT_PARAMS)
+    for chunk in split_clauses(text):
+        clause = read_clause(chunk, "", DEFAULT_PARAMS.negation_window)
         stems |= clause.content
-        heavy |= {_stem(n) for n in clause.names}
+        heavy |= {stem(n) for n in clause.names}
         heavy |= {s for s in clause.content if s[:1].isdigit()}
     return stems, heavy

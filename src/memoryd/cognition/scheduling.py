@@ -28,7 +28,8 @@ was a full strengthening) is therefore impossible by construction; explicit feed
 it.
 
 All functions are pure: they take ``now`` (never read the clock) and return new states
-(``model_copy(update=...)``).
+(``model_copy(update=...)``). What a state means at a moment, its memory state (active,
+dormant, ...) and its storage tier, is :mod:`memoryd.cognition.states`.
 """
 
 from __future__ import annotations
@@ -36,34 +37,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Literal
 
 from fsrs import Card, Rating, Scheduler, State
 
-from memoryd.models import SchedulingState, Tier, as_utc
+from memoryd.models import SchedulingState, as_utc
 
 __all__ = [
     "DEFAULT_PARAMS",
-    "MemoryStateName",
     "Rating",
     "SchedulingParams",
-    "accessibility",
     "curve_retention",
     "demote",
     "fsrs_weights",
+    "idle_days",
     "initial_rating",
     "initial_state",
-    "memory_state",
     "on_retrieved",
     "promote",
     "retention",
     "retention_score",
     "retrieval_strength_now",
     "review",
-    "tier_for",
+    "weighted_strength",
 ]
-
-MemoryStateName = Literal["active", "dormant", "silent", "unavailable"]
 
 STABILITY_MIN = 0.1
 """Smallest stability in days (2.4 h); FSRS itself allows 0.001, which would make R vanish."""
@@ -115,14 +111,15 @@ class SchedulingParams:
             reviews, dominates; recent use adds up to 0.3 and long-term use 0.1. A fresh
             memory scores ~0.91; reaching 0.95 needs a recent review AND high storage
             strength, i.e. repeated confirmation, never retrieval alone.
-        accessibility_weights / state thresholds: Vestige's memory states,
+        accessibility_weights / state thresholds: Vestige's memory states
+            (:func:`memoryd.cognition.states.memory_state`),
             0.5*retention + 0.3*retrieval + 0.2*storage/10; active >= 0.7, dormant >= 0.4,
             silent >= 0.1, else unavailable.
         storage_decay_stretch: retrieval strength decays with stability
             ``S * (1 + stretch * storage/10)``; 1.0 = a fully learned memory keeps its
             accessibility twice as long.
 
-    Tiers (see :func:`tier_for`):
+    Tiers (see :func:`memoryd.cognition.states.tier_for`):
         hot_score / hot_days: hot if retention_score >= 0.7 or touched within 14 days.
         warm_score / warm_days: warm if retention_score >= 0.45 or touched within 90 days;
             otherwise cold. With the FSRS-6 tail, an untouched normal memory (S = 2.3 d)
@@ -215,6 +212,13 @@ def _strength_anchor(state: SchedulingState) -> datetime | None:
     return max(as_utc(t) for t in stamps) if stamps else None
 
 
+def idle_days(state: SchedulingState, now: datetime) -> float:
+    """Fractional days since the memory was last touched (reviewed or accessed); 0 when it
+    never was."""
+    anchor = _strength_anchor(state)
+    return _days_between(anchor, now) if anchor is not None else 0.0
+
+
 def curve_retention(
     state: SchedulingState, now: datetime, params: SchedulingParams = DEFAULT_PARAMS
 ) -> float:
@@ -240,13 +244,17 @@ def retrieval_strength_now(
     return _clamp(value, 0.0, 1.0)
 
 
-def _blend(
+def weighted_strength(
     state: SchedulingState,
     now: datetime,
     weights: tuple[float, float, float],
-    params: SchedulingParams,
+    params: SchedulingParams = DEFAULT_PARAMS,
 ) -> float:
-    """``w0*curve + w1*retrieval_now + w2*storage/10``, clamped to [0, 1]."""
+    """``w0*curve + w1*retrieval_now + w2*storage/10``, clamped to [0, 1].
+
+    The blend behind :func:`retention_score` and
+    :func:`memoryd.cognition.states.accessibility`.
+    """
     w_curve, w_retrieval, w_storage = weights
     value = (
         w_curve * curve_retention(state, now, params)
@@ -264,51 +272,7 @@ def retention_score(
     Weights are ``params.retention_weights``; the result is in [0, 1]. See
     :class:`SchedulingParams` for why the curve dominates.
     """
-    return _blend(state, now, params.retention_weights, params)
-
-
-def accessibility(
-    state: SchedulingState, now: datetime, params: SchedulingParams = DEFAULT_PARAMS
-) -> float:
-    """Vestige's accessibility: ``0.5*curve retention + 0.3*retrieval + 0.2*storage/10``."""
-    return _blend(state, now, params.accessibility_weights, params)
-
-
-def memory_state(
-    state: SchedulingState, now: datetime, params: SchedulingParams = DEFAULT_PARAMS
-) -> MemoryStateName:
-    """``active`` (accessibility >= 0.7), ``dormant`` (>= 0.4), ``silent`` (>= 0.1) or
-    ``unavailable``.
-
-    Note: the FSRS-6 tail is heavy (S = 0.1 d still gives R ~ 0.2 after ten years), so
-    ``unavailable`` is reached only by memories that were demoted and then left alone.
-    """
-    value = accessibility(state, now, params)
-    if value >= params.active_threshold:
-        return "active"
-    if value >= params.dormant_threshold:
-        return "dormant"
-    if value >= params.silent_threshold:
-        return "silent"
-    return "unavailable"
-
-
-def tier_for(
-    state: SchedulingState, now: datetime, params: SchedulingParams = DEFAULT_PARAMS
-) -> Tier:
-    """Storage tier from retention and recency of use.
-
-    hot: retention_score >= 0.7 or last touched (reviewed or accessed) within 14 days;
-    warm: retention_score >= 0.45 or touched within 90 days; cold otherwise.
-    """
-    score = retention_score(state, now, params)
-    anchor = _strength_anchor(state)
-    idle_days = _days_between(anchor, now) if anchor is not None else 0.0
-    if score >= params.hot_score or idle_days <= params.hot_days:
-        return "hot"
-    if score >= params.warm_score or idle_days <= params.warm_days:
-        return "warm"
-    return "cold"
+    return weighted_strength(state, now, params.retention_weights, params)
 
 
 def initial_rating(importance: float, params: SchedulingParams = DEFAULT_PARAMS) -> Rating:

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Callable
 
 from memoryd.cognition import scheduling
+from memoryd.cognition.states import tier_for
 from memoryd.engine.context import EngineContext
 from memoryd.engine.graph import similar_edges
 from memoryd.errors import InvalidInput, MaintenanceBusy
@@ -53,7 +54,7 @@ def _consolidate(ctx: EngineContext, *, dry_run: bool) -> ConsolidationReport:
         report.examined += 1
         if memory.superseded_by is None and memory.created_at >= started - timedelta(days=RECENT_DAYS):
             recent.append(memory)
-        tier = scheduling.tier_for(memory.state, started)
+        tier = tier_for(memory.state, started)
         if tier == memory.tier:
             continue
         key = f"{memory.tier}->{tier}"

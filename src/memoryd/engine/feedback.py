@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memoryd.cognition import scheduling
+from memoryd.cognition.states import memory_state
 from memoryd.engine.context import EngineContext
 from memoryd.models import Memory, MemoryStateReport, SearchHit
 
@@ -54,7 +55,7 @@ def state_report(ctx: EngineContext, memory_id: str) -> MemoryStateReport:
     now, s = ctx.clock(), memory.state
     return MemoryStateReport(
         id=memory.id,
-        state=scheduling.memory_state(s, now),
+        state=memory_state(s, now),
         tier=memory.tier,
         retention=scheduling.retention_score(s, now),
         curve_retention=scheduling.curve_retention(s, now),
