@@ -29,6 +29,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("chat_template", re.compile(
         r"<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<</?SYS>>|"
         r"</?(?:system_memory|memory|system|instructions?)\b", re.I)),
+    ("forged_header", re.compile(  # "[just now | preference]" at the start of a line
+        r"(?:^|\n)\s*\[[^\]\n]{1,60}\|[^\]\n]{1,60}\]")),
     ("persona", re.compile(
         r"\byou are (?:now|no longer)\b|\bfrom now on,? (?:you|the assistant)\b|"
         r"\b(?:your|the assistant's) new (?:instructions|role|task|rules)\b|"

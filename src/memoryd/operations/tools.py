@@ -229,7 +229,7 @@ class ToolEditInput(Strict):
 
     id: str = MemoryId
     content: Content | None = None
-    type: NodeType | None = None
+    type: NodeType | None = Field(None, description="What kind of memory.")
     tags: Tags | None = None
     importance: Importance | None = None
 

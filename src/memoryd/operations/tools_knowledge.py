@@ -36,13 +36,15 @@ class ToolCodebaseOutput(BaseModel):
 class ToolCodebaseInput(Strict):
     """Arguments of codebase."""
 
-    action: Literal["remember_pattern", "remember_decision", "get_context"]
+    action: Literal["remember_pattern", "remember_decision", "get_context"] = Field(
+        description="What to do.")
     codebase: Label = Field(min_length=1, description="The repository's name.")
     text: str | None = Field(None, max_length=20_000,
                              description="The pattern's description, or the decision.")
     name: str | None = Field(None, max_length=200, description="remember_pattern: its name.")
     rationale: str | None = Field(None, max_length=20_000, description="Why (decisions).")
-    alternatives: list[str] = Field(default_factory=list, max_length=50)
+    alternatives: list[str] = Field(default_factory=list, max_length=50,
+                                    description="Options considered (decisions).")
     files: list[str] = Field(default_factory=list, max_length=200, description="Files concerned.")
 
     def rich(self) -> CodebaseInput:
@@ -90,7 +92,7 @@ class ToolIntentionInput(Strict):
     files: list[Label] | None = Field(None, max_length=200, description="check: open files.")
     topic: Label | None = Field(None, description="set/check: topic words.")
     event: Label | None = Field(None, description="set/check: an event key.")
-    priority: Priority = "normal"
+    priority: Priority = Field("normal", description="set: how much it matters.")
     id: str | None = Field(None, max_length=256, description="update: which.")
     status: Literal["complete", "snooze", "cancel"] | None = Field(None,
                                                                    description="update: how.")
