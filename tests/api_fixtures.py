@@ -118,7 +118,7 @@ STANDARD_KEYS: dict[str, dict[str, Any]] = {
 
 
 def module_server(
-    shared_embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+    shared_embedder: Embedder, tmp_path_factory: pytest.TempPathFactory, **settings: Any
 ) -> Iterator[LiveServer]:
     """Body of a module-scoped ``live_server`` fixture: one real server with STANDARD_KEYS.
 
@@ -127,7 +127,7 @@ def module_server(
     base = tmp_path_factory.mktemp("live")
     with pytest.MonkeyPatch.context() as mp:
         clean_env(mp, base)
-        server = start_server(base, shared_embedder, key_specs=STANDARD_KEYS)
+        server = start_server(base, shared_embedder, key_specs=STANDARD_KEYS, **settings)
         try:
             yield server
         finally:

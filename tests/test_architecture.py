@@ -19,6 +19,7 @@ import pytest
 import memoryd
 from memoryd.api.routes import BINDINGS
 from memoryd.operations import REGISTRY, tool_operations
+from memoryd.operations.profiles import OVERRIDES
 
 PACKAGE = Path(memoryd.__file__).parent
 FACES = ("memoryd.api", "memoryd.mcp", "memoryd.cli")
@@ -137,6 +138,7 @@ def test_modules_and_functions_stay_small(name: str) -> None:
 
 def test_every_operation_has_a_face_and_every_face_an_operation() -> None:
     exposed = {b.op for b in BINDINGS} | {op.name for op in tool_operations().values()}
+    exposed |= {name for names in OVERRIDES.values() for name in names.values()}
     assert exposed == set(REGISTRY)
     for op in REGISTRY.values():
         assert op.description and op.title, op.name

@@ -14,7 +14,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 @pytest.fixture(scope="module")
 def live_server(shared_embedder, tmp_path_factory) -> Iterator[LiveServer]:
-    yield from module_server(shared_embedder, tmp_path_factory)
+    # The Vestige-compatible surface plus the admin tools (the default profile is pinned by
+    # tests/test_mcp_surface.py).
+    yield from module_server(shared_embedder, tmp_path_factory, mcp_tools="vestige,full")
 
 
 def _client(server: LiveServer, key: str | None, agent: str | None = None) -> Client:

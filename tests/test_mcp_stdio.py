@@ -24,7 +24,7 @@ def seeded_home(tmp_path: Path, shared_embedder) -> Path:
 def test_stdio_server_lists_and_calls_tools(seeded_home: Path, cli_env: dict[str, str]):
     env = {**cli_env, "MEMORYD_HOME": str(seeded_home), "MEMORYD_MCP_WARM": "false"}
     params = StdioServerParameters(
-        command=str(MEMORYD_BIN), args=["mcp", "--agent-id", "cc"], env=env
+        command=str(MEMORYD_BIN), args=["mcp", "--agent-id", "cc", "--tools", "vestige,full"], env=env
     )
 
     async def session():
@@ -85,7 +85,7 @@ def test_stdio_stdout_carries_only_protocol(seeded_home: Path, cli_env: dict[str
         json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}),
     ]
     proc = subprocess.Popen(
-        [str(MEMORYD_BIN), "mcp"],
+        [str(MEMORYD_BIN), "mcp", "--tools", "vestige,full"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -104,6 +104,6 @@ def test_stdio_stdout_carries_only_protocol(seeded_home: Path, cli_env: dict[str
         proc.stderr.close()  # type: ignore[union-attr]
     by_id = {r.get("id"): r for r in replies}
     assert by_id[1]["result"]["serverInfo"]["name"] == "memoryd"
-    assert len(by_id[2]["result"]["tools"]) == 13
+    assert len(by_id[2]["result"]["tools"]) == 18
     assert by_id[3]["error"]["code"] == -32601
     assert proc.returncode == 0

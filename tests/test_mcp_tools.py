@@ -10,6 +10,10 @@ import pytest
 from mcp import Client
 
 from memoryd.mcp.server import build_server
+
+# These tests pin the Vestige-compatible surface (and the admin tools), which keeps the
+# bundled `memory` tool and the full search and ingest arguments.
+COMPAT = "vestige,full"
 from memoryd.operations import REGISTRY, Caller
 
 # Tool -> (required parameters, some optional ones). Renaming any of these breaks agents.
@@ -30,7 +34,6 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
         },
     ),
     "smart_ingest": (set(), {"content", "items", "node_type", "tags", "source", "force_create"}),
-    "ingest": (set(), {"content", "items", "node_type", "tags", "source", "force_create"}),
     "memory": ({"action", "id"}, {"reason", "content", "tags"}),
     "codebase": (
         {"action", "codebase"},
@@ -56,6 +59,12 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "consolidate": (set(), {"dry_run"}),
     "stats": (set(), set()),
     "health": (set(), set()),
+    "memory_feedback": ({"id", "verdict"}, {"reason"}),
+    "memory_edit": ({"id"}, {"content", "type", "tags", "importance"}),
+    "memory_delete": ({"id"}, {"purge"}),
+    "memory_search": ({"query"}, {"maxResults", "minScore"}),
+    "memory_get": ({"path"}, {"from", "lines"}),
+    "memory_forget": (set(), {"memoryId", "query"}),
 }
 
 
@@ -70,7 +79,7 @@ async def _call(server, name: str, args: dict[str, Any]):
 
 @pytest.fixture
 def server(mem):
-    return build_server(lambda: mem, lambda ctx: Caller.local("test", agent_id="cc"))
+    return build_server(lambda: mem, lambda ctx: Caller.local("test", agent_id="cc"), tools=COMPAT)
 
 
 def test_tool_names_parameters_and_annotations(server):
@@ -87,7 +96,7 @@ def test_tool_names_parameters_and_annotations(server):
         assert schema.get("additionalProperties") is False, name
         assert tools[name].output_schema is not None, name
         assert tools[name].description, name
-    assert tools["search"].annotations.read_only_hint is True
+    assert tools["search"].annotations.read_only_hint is False  # it strengthens what it finds
     assert tools["memory"].annotations.destructive_hint is True
     assert tools["smart_ingest"].annotations.read_only_hint is False
     assert tools["recall"].annotations.read_only_hint is True
@@ -122,7 +131,7 @@ def test_ingest_search_recall_and_memory_actions(server, mem):
     run(
         _call(
             server,
-            "ingest",
+            "smart_ingest",
             {
                 "items": [
                     {"content": "The team deploys on Tuesdays"},
@@ -199,7 +208,7 @@ def test_errors_are_tool_errors_and_write_nothing(server, mem):
                 ),
                 await client.call_tool("smart_ingest", {"content": "   "}),
                 await client.call_tool("memory", {"action": "delete", "id": "missing"}),
-                await client.call_tool("ingest", {"items": [{"content": "fine"}, {"content": ""}]}),
+                await client.call_tool("smart_ingest", {"items": [{"content": "fine"}, {"content": ""}]}),
                 await client.call_tool("memory", {"action": "explode", "id": "x"}),
             ]
 
@@ -219,7 +228,7 @@ def test_errors_are_tool_errors_and_write_nothing(server, mem):
 
 def test_scopes_apply_to_tools(mem):
     reader = Caller(scopes=frozenset({"read"}), name="key:reader")
-    server = build_server(lambda: mem, lambda ctx: reader)
+    server = build_server(lambda: mem, lambda ctx: reader, tools=COMPAT)
     denied = run(_call(server, "smart_ingest", {"content": "reader writes"}))
     assert denied.is_error and "needs the 'write' scope" in denied.content[0].text
     assert mem.store.count() == 0
@@ -229,16 +238,8 @@ def test_scopes_apply_to_tools(mem):
 def test_every_tool_is_a_registry_operation():
     tool_ops = {op.name for op in REGISTRY.values() if op.tools}
     assert tool_ops == {
-        "search",
-        "smart_ingest",
-        "memory",
-        "codebase",
-        "intention",
-        "recall",
-        "memory_store",
-        "memory_recall",
-        "explore",
-        "consolidate",
-        "stats",
-        "health",
+        "tool_search", "tool_ingest", "tool_memory", "tool_feedback", "tool_edit",
+        "tool_delete", "tool_codebase", "tool_intention", "recall", "memory_store",
+        "memory_recall", "explore", "consolidate", "stats", "health", "memory_search",
+        "memory_get_path", "memory_forget",
     }

@@ -123,6 +123,12 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(default=30.0, gt=0)
     # `memoryd mcp` (stdio): load the embedding model in the background after start-up.
     mcp_warm: bool = True
+    # Answer searches from the keyword side while the embedding model is still loading, instead
+    # of waiting for it (`memoryd mcp` turns this on: a client's first call should be quick).
+    keyword_while_model_loads: bool = False
+    # The MCP tools offered: a comma list of profiles (memory, kg, tasks, admin, openclaw,
+    # vestige, full) and tool names; see memoryd.operations.profiles.
+    mcp_tools: str = "memory"
 
     @field_validator("allowed_hosts", "allowed_origins", "cors_origins", mode="before")
     @classmethod

@@ -46,7 +46,7 @@ def create_app(open_engine: Callable[[], Engine], settings: Settings | None = No
     """The HTTP app. ``open_engine`` runs once, in the lifespan; the engine is closed on exit."""
     settings = settings or Settings()
     holder: dict[str, Engine] = {}
-    mcp = build_server(lambda: holder["engine"], http_caller)
+    mcp = build_server(lambda: holder["engine"], http_caller, tools=settings.mcp_tools)
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,

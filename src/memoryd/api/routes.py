@@ -35,10 +35,11 @@ class Binding:
 
 
 BINDINGS: tuple[Binding, ...] = (
-    # The OpenClaw bridge (seed 000): POST, {success, data, error}.
-    Binding("POST", "/search", "search", "bridge", envelope=True),
-    Binding("POST", "/ingest", "smart_ingest", "bridge", envelope=True),
-    Binding("POST", "/smart_ingest", "smart_ingest", "bridge", envelope=True),
+    # The OpenClaw bridge (seed 000): POST, {success, data, error}; Vestige's argument names
+    # are accepted beside memoryd's.
+    Binding("POST", "/search", "vestige_search", "bridge", envelope=True),
+    Binding("POST", "/ingest", "vestige_ingest", "bridge", envelope=True),
+    Binding("POST", "/smart_ingest", "vestige_ingest", "bridge", envelope=True),
     Binding("POST", "/promote", "promote", "bridge", envelope=True),
     Binding("POST", "/demote", "demote", "bridge", envelope=True),
     Binding("POST", "/memory", "memory", "bridge", envelope=True),
@@ -51,6 +52,7 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("POST", "/session/warm", "session_warm", "gateway"),
     # Resources.
     Binding("POST", "/api/v1/memories", "memory_create", "memories", status=201),
+    Binding("POST", "/api/v1/ingest", "smart_ingest", "memories"),
     Binding("GET", "/api/v1/memories", "memory_list", "memories"),
     Binding("GET", "/api/v1/memories/{id}", "memory_get", "memories"),
     Binding("PATCH", "/api/v1/memories/{id}", "memory_update", "memories"),

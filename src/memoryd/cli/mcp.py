@@ -12,6 +12,10 @@ def mcp(
     agent_id: Optional[str] = typer.Option(
         None, "--agent-id", envvar="MEMORYD_AGENT_ID", help="Recorded as the agent of every change."
     ),
+    tools: Optional[str] = typer.Option(
+        None, "--tools", help="Tool profiles and names, comma-separated: memory (default), kg, "
+        "tasks, admin, openclaw, vestige, full (overrides MEMORYD_MCP_TOOLS)."
+    ),
 ) -> None:
     """Serve MCP over stdio (stdout carries the protocol; logs go to stderr)."""
     from memoryd.cli.server import prefer_single_thread_inference
@@ -22,10 +26,11 @@ def mcp(
     from memoryd.opening import open as open_memory
 
     settings = Settings()
+    if "keyword_while_model_loads" not in settings.model_fields_set:
+        settings = settings.model_copy(update={"keyword_while_model_loads": True})
     store = (ctx.obj or {}).get("store")
-    serve_stdio(
-        lambda: open_memory(store, settings=settings), agent_id=agent_id, warm=settings.mcp_warm
-    )
+    serve_stdio(lambda: open_memory(store, settings=settings), agent_id=agent_id,
+                warm=settings.mcp_warm, tools=tools or settings.mcp_tools)
 
 
 def register(app: typer.Typer) -> None:

@@ -83,7 +83,7 @@ def migrate_schema(ctx: typer.Context) -> None:
     from memoryd.config import mask_url_password
 
     url = (ctx.obj or {}).get("store") or Settings().resolved_store_url
-    store: Optional[Store] = None
+    store: Optional[Any] = None
     try:
         store = _open(url, create=True)
         version = store.stats().schema_version

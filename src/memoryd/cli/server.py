@@ -28,6 +28,10 @@ def serve(
     ctx: typer.Context,
     host: Optional[str] = typer.Option(None, help="Address to bind (default 127.0.0.1)."),
     port: Optional[int] = typer.Option(None, help="Port (default 8765)."),
+    tools: Optional[str] = typer.Option(
+        None, "--tools", help="MCP tool profiles and names at /mcp, comma-separated (default: "
+        "memory; see `memoryd mcp --help`)."
+    ),
 ) -> None:
     """Run the HTTP server: REST API, gateway recall/capture, and MCP at /mcp."""
     import threading
@@ -39,7 +43,7 @@ def serve(
     from memoryd.errors import NoKeysConfigured
     from memoryd.opening import open as open_memory
 
-    settings = Settings()
+    settings = Settings(**({"mcp_tools": tools} if tools else {}))
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
     if not settings.allow_anonymous and not engine.has_active_key():
         engine.close()

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from memoryd.cognition import scheduling, secrets
+from memoryd.cognition import injection, scheduling, secrets
 from memoryd.engine.context import EngineContext
 from memoryd.errors import (
     ContentTooLarge,
@@ -106,6 +106,8 @@ def new_memory(
     changed = {k: v for k, v in screened.items() if v != texts[k]}
     if changed:
         new = new.model_copy(update={**changed, "embed_text": None})
+    if injection.is_suspect(new.content):
+        new = new.model_copy(update={"metadata": {**new.metadata, "suspect_instruction": True}})
     return ctx.access.stamp(new, ctx.actor)
 
 

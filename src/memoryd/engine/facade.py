@@ -203,6 +203,13 @@ class Engine:
         """Delete a memory with its vector, keyword entry and edges (history keeps a tombstone)."""
         writes.delete(self._ctx, memory_id)
 
+    def forget(self, *, memory_id: str | None = None,
+               query: str | None = None) -> tuple[str | None, list[SearchHit]]:
+        """Delete a memory by id, or the one memory that clearly matches ``query``; otherwise
+        return the closest ones (deleting nothing)."""
+        return writes.forget(self._ctx, memory_id, query,
+                             lambda q, n: self.search(q, n, record_access=False))
+
     def import_jsonl(self, path: str | Path, *, skip_errors: bool = False, batch_size: int = 256,
                      progress: Callable[[int], None] | None = None) -> transfer.ImportReport:
         """Import a JSONL file of memories (all validated before any is written)."""
@@ -214,6 +221,10 @@ class Engine:
     def get(self, memory_id: str) -> Memory:
         """One memory by id; raises MemoryNotFound."""
         return self._ctx.get(memory_id)
+
+    def find(self, memory_id: str) -> Memory | None:
+        """One memory by id, or None (for lookups where absence is not an error)."""
+        return self._ctx.get_many([memory_id]).get(memory_id)
 
     def list(self, filters: SearchFilters | Mapping[str, Any] | None = None, *, limit: int = 50,
              offset: int = 0, order: ListOrder = "created_desc",
@@ -276,6 +287,8 @@ class Engine:
         """
         check_query(query, limit, mode)
         s = self.settings
+        if mode != "keyword" and query_vector is None and not self.model_ready:
+            mode = "keyword"  # keyword_while_model_loads: answer now, not in a few seconds
         options = SearchOptions(
             limit=limit, mode=mode, min_score=min_score, mmr=mmr,
             mmr_lambda=s.mmr_lambda if mmr_lambda is None else mmr_lambda,
@@ -307,6 +320,12 @@ class Engine:
     def health(self) -> dict[str, Any]:
         """A cheap check that the store answers; raises StoreError when it does not."""
         return self._ctx.store.health()
+
+    @property
+    def model_ready(self) -> bool:
+        """False while searches answer from keywords alone because the model is still loading
+        (only with ``keyword_while_model_loads``)."""
+        return self.embedder.loaded or not self.settings.keyword_while_model_loads
 
     def warm(self) -> None:
         """Load the embedding model now (so the first search does not wait for it)."""

@@ -6,11 +6,12 @@ from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import ValidationError
 
+from memoryd.cognition import injection
 from memoryd.engine.checks import build, check_content, new_memory, screen_fields
 from memoryd.engine.context import EngineContext
 from memoryd.engine.graph import session_edges
 from memoryd.errors import Forbidden, InvalidInput, validation_message
-from memoryd.models import Memory, MemoryPatch, NewMemory
+from memoryd.models import Memory, MemoryPatch, NewMemory, SearchHit
 from memoryd.models.fields import check_validity
 
 
@@ -70,6 +71,13 @@ def update(ctx: EngineContext, memory_id: str, changes: Mapping[str, Any],
     data = screen_fields(ctx, data, allow_secrets)
     if "content" in data:
         vector = ctx.embedder.embed([data["content"]])[0]
+        metadata = dict(data.get("metadata", current.metadata))
+        if injection.is_suspect(data["content"]):
+            metadata["suspect_instruction"] = True
+        else:
+            metadata.pop("suspect_instruction", None)
+        if metadata != current.metadata:
+            data["metadata"] = metadata
     data["updated_at"] = ctx.clock()
     return ctx.store.update(memory_id, data, ctx.actor, vector=vector)
 
@@ -78,3 +86,24 @@ def delete(ctx: EngineContext, memory_id: str) -> None:
     """Delete a memory the caller may see, with its vector, keyword entry and edges."""
     ctx.get(memory_id)
     ctx.store.delete(memory_id, ctx.actor)
+
+
+FORGET_SIMILARITY = 0.9  # how clearly a query must match the one memory it deletes
+
+
+def forget(ctx: EngineContext, memory_id: str | None, query: str | None,
+           search: Callable[[str, int], list[SearchHit]]) -> tuple[str | None, list[SearchHit]]:
+    """Delete a memory by id, or the one memory that clearly matches ``query`` (a single hit
+    whose semantic similarity is at least FORGET_SIMILARITY). Returns (deleted id, candidates
+    shown instead when the query matched no single memory clearly)."""
+    if memory_id is not None:
+        delete(ctx, memory_id)
+        return memory_id, []
+    if not query or not query.strip():
+        raise InvalidInput("give a memory id or a query")
+    hits = search(query, 5)
+    clear = [h for h in hits if (h.semantic_similarity or 0.0) >= FORGET_SIMILARITY]
+    if len(clear) == 1:
+        delete(ctx, clear[0].memory.id)
+        return clear[0].memory.id, []
+    return None, hits

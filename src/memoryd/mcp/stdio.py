@@ -55,7 +55,8 @@ class LazyEngine:
 
 
 def serve_stdio(
-    open_engine: Callable[[], Engine], *, agent_id: str | None = None, warm: bool = True
+    open_engine: Callable[[], Engine], *, agent_id: str | None = None, warm: bool = True,
+    tools: str | None = None,
 ) -> None:
     """Serve the registry's tools over stdin/stdout until the client disconnects."""
     from memoryd.mcp.server import build_server
@@ -69,7 +70,7 @@ def serve_stdio(
             engine.warm()
         return result
 
-    server = build_server(engine, lambda ctx: caller, middleware=[warm_after_listing])
+    server = build_server(engine, lambda ctx: caller, tools=tools, middleware=[warm_after_listing])
     try:
         server.run("stdio")
     finally:

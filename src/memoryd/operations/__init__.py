@@ -23,10 +23,21 @@ from memoryd.operations.registry import (
 )
 
 # isort: split
-from memoryd.operations import admin, gateway, knowledge, memories, search  # noqa: F401
+from memoryd.operations import (  # noqa: F401
+    admin,
+    compat,
+    gateway,
+    knowledge,
+    memories,
+    search,
+    tools,
+    tools_knowledge,
+)
+from memoryd.operations.profiles import PROFILES, select_tools
 
 __all__ = [
     "CALLER_SCOPE_KEY",
+    "PROFILES",
     "REGISTRY",
     "Caller",
     "Operation",
@@ -35,5 +46,6 @@ __all__ = [
     "health_report",
     "invoke",
     "operation",
+    "select_tools",
     "tool_operations",
 ]

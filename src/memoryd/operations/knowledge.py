@@ -73,7 +73,6 @@ class CodebaseOutput(BaseModel):
     input=CodebaseInput,
     output=CodebaseOutput,
     scope=lambda d: "read" if d.action == "get_context" else "write",
-    tools=("codebase",),
 )
 def codebase(engine: Engine, data: CodebaseInput, caller: Caller) -> CodebaseOutput:
     """Remember how a codebase works. remember_pattern: a code pattern or convention (name,
@@ -159,7 +158,6 @@ class IntentionOutput(BaseModel):
     input=IntentionInput,
     output=IntentionOutput,
     scope=lambda d: "write" if d.action in ("set", "update") else "read",
-    tools=("intention",),
 )
 def intention(engine: Engine, data: IntentionInput, caller: Caller) -> IntentionOutput:
     """Remember to do something later. set: a description plus a trigger (a time: at or

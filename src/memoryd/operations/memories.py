@@ -92,7 +92,6 @@ class IngestOutput(BaseModel):
     input=IngestInput,
     output=IngestOutput,
     scope="write",
-    tools=("smart_ingest", "ingest"),
 )
 def smart_ingest(engine: Engine, data: IngestInput, caller: Caller) -> IngestOutput:
     """Store something worth remembering. Compares it with what is already stored and decides:
@@ -182,7 +181,6 @@ _MEMORY_SCOPES: dict[str, KeyScope] = {
     output=MemoryActionOutput,
     scope=lambda d: _MEMORY_SCOPES.get(d.action, "write"),
     destructive=True,
-    tools=("memory",),
 )
 def memory_action(engine: Engine, data: MemoryActionInput, caller: Caller) -> MemoryActionOutput:
     """Act on one memory by id. get: the memory; state: how strong it is now (active, dormant,
@@ -335,10 +333,16 @@ class MemoryUpdateInput(pick(MemoryPatch, _UPDATE_FIELDS, name="MemoryChanges", 
 
 
 @operation(
-    "memory_update", title="Update a memory", input=MemoryUpdateInput, output=Memory, scope="write"
+    "memory_update",
+    title="Edit a memory",
+    input=MemoryUpdateInput,
+    output=Memory,
+    scope="write",
+    idempotent=True,
 )
 def memory_update(engine: Engine, data: MemoryUpdateInput, caller: Caller) -> Memory:
-    """Change fields of a memory (new content is re-embedded); returns the new version."""
+    """Change fields of a memory by id (new content is re-embedded; history keeps the old
+    version). Fields left out stay as they are. Use smart_ingest for new facts instead."""
     changes = data.model_dump(exclude={"id"}, exclude_unset=True)
     return engine.update(data.id, **changes)
 
@@ -364,7 +368,8 @@ class DeleteOutput(BaseModel):
     idempotent=True,
 )
 def memory_delete(engine: Engine, data: MemoryDeleteInput, caller: Caller) -> DeleteOutput:
-    """Delete a memory with its vector and edges; history keeps a tombstone unless purged."""
+    """Delete a memory by id (its history keeps a tombstone); purge (admin keys only) also
+    scrubs its content from history."""
     if data.purge:
         engine.purge(data.id)
     else:

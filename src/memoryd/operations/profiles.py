@@ -1,0 +1,66 @@
+"""Which operations an MCP client sees as tools: named profiles, chosen per server.
+
+A model pays for every tool description in its context, so the default profile is small:
+``memory`` (search, store, read, give feedback, edit, delete, codebase, intentions). Others:
+
+=========  ===============================================================================
+profile    tools
+=========  ===============================================================================
+memory     the default (8 tools)
+kg         knowledge graphs (user and project graphs, the always-loaded core)
+tasks      task memory and smart waits
+admin      recall blocks, exploration, consolidation, statistics, health
+openclaw   OpenClaw's memory tools: memory_search, memory_get, memory_store, memory_forget
+vestige    Vestige's tool names and argument names (search, smart_ingest, memory, ...)
+full       every tool (without the compatibility variants)
+=========  ===============================================================================
+
+``MEMORYD_MCP_TOOLS`` (or ``--tools``) is a comma list of profiles and tool names, e.g.
+``memory,kg`` or ``memory,recall``.
+"""
+
+from __future__ import annotations
+
+from memoryd.errors import InvalidInput
+from memoryd.operations.registry import REGISTRY, Operation, tool_operations
+
+DEFAULT = "memory"
+PROFILES: dict[str, tuple[str, ...]] = {
+    "memory": ("search", "smart_ingest", "memory", "memory_feedback", "memory_edit",
+               "memory_delete", "codebase", "intention"),
+    "kg": (),
+    "tasks": (),
+    "admin": ("recall", "memory_recall", "explore", "consolidate", "stats", "health"),
+    "openclaw": ("memory_search", "memory_get", "memory_store", "memory_forget"),
+    "vestige": ("search", "smart_ingest", "memory", "codebase", "intention"),
+}
+# Tool names that a profile binds to another operation than the default one.
+OVERRIDES: dict[str, dict[str, str]] = {
+    "vestige": {"search": "vestige_search", "smart_ingest": "vestige_ingest", "memory": "memory",
+                "codebase": "codebase", "intention": "intention"},
+}
+
+
+def select_tools(spec: str | None = None) -> dict[str, Operation]:
+    """Tool name -> operation for a comma list of profiles and tool names (default: memory).
+
+    Raises InvalidInput naming an unknown profile or tool. When two entries bind one name to
+    different operations (``vestige`` with ``memory``), the entry given first wins.
+    """
+    by_name = tool_operations()
+    chosen: dict[str, Operation] = {}
+    for entry in [e.strip() for e in (spec or DEFAULT).split(",") if e.strip()]:
+        if entry == "full":
+            names: tuple[str, ...] = tuple(by_name)
+        elif entry in PROFILES:
+            names = PROFILES[entry]
+        elif entry in by_name:
+            names = (entry,)
+        else:
+            known = ", ".join([*PROFILES, "full"])
+            raise InvalidInput(f"unknown MCP tool or profile {entry!r}; profiles: {known}")
+        overrides = OVERRIDES.get(entry, {})
+        for name in names:
+            if name not in chosen:
+                chosen[name] = REGISTRY[overrides[name]] if name in overrides else by_name[name]
+    return chosen
