@@ -9,13 +9,11 @@ engine acting for someone: their name in history, and only the memories they may
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date, tzinfo
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from memoryd import keys as key_format
 from memoryd.cognition import gating
 from memoryd.cognition.extraction import Message
 from memoryd.cognition.importance import ImportanceScore, importance_score
@@ -28,7 +26,6 @@ from memoryd.engine import (
     graph,
     ingest,
     intentions,
-    keys,
     maintenance,
     recall,
     transfer,
@@ -36,18 +33,16 @@ from memoryd.engine import (
 )
 from memoryd.engine import codebase as codebase_memory
 from memoryd.engine.checks import check_content, check_query, parse_filters
+from memoryd.engine.admin import AdminMethods
 from memoryd.engine.context import Access, Clock, EngineContext
-from memoryd.engine.journal import journal_markdown
 from memoryd.engine.search import SearchMode, SearchOptions, run_search
 from memoryd.errors import (
     Forbidden,
     InvalidInput,
     MemoryNotFound,
 )
-from memoryd.ledger import LedgerEntry, LedgerReport
 from memoryd.llm import ChatClient, client_from_settings
 from memoryd.models import (
-    ApiKey,
     CodebaseContext,
     ConsolidationReport,
     Edge,
@@ -67,7 +62,7 @@ from memoryd.models import (
 from memoryd.store.base import Actor, ListOrder, Store
 
 
-class Engine:
+class Engine(AdminMethods):
     """A memory: a store plus an embedder plus the settings that tune them.
 
     Use :func:`memoryd.open` to make one. Usable as a context manager.
@@ -425,83 +420,3 @@ class Engine:
               scope: str | None = None) -> capture.CaptureResult:
         """Store what messages about to be compacted taught."""
         return capture.flush(self._ctx, messages, session_key, scope, self._chat)
-
-    # --- API keys --------------------------------------------------------
-    def create_key(self, label: str, *, scopes: Iterable[str] = ("read", "write"),
-                   memory_scope: str | None = None,
-                   agent_id: str | None = None) -> key_format.CreatedKey:
-        """Make an API key; the secret is in the result and never shown again."""
-        return keys.create_key(self._ctx, label, scopes=scopes, memory_scope=memory_scope,
-                               agent_id=agent_id)
-
-    def register_key(self, label: str, secret: str, *, scopes: Iterable[str] = ("read", "write"),
-                     memory_scope: str | None = None,
-                     agent_id: str | None = None) -> tuple[ApiKey, bool]:
-        """Store a key whose secret was made elsewhere (e.g. a deployment Secret), once; True
-        if stored now."""
-        return keys.register_key(self._ctx, label, secret, scopes=scopes,
-                                 memory_scope=memory_scope, agent_id=agent_id)
-
-    def verify_key(self, secret: str | None) -> ApiKey:
-        """The active key for a presented secret; raises InvalidKey."""
-        return keys.verify_key(self._ctx, secret)
-
-    def touch_key(self, key: ApiKey) -> bool:
-        """Record that a key was used (at most once a minute); True if written."""
-        return keys.touch_if_due(self._ctx, key)
-
-    def list_keys(self) -> list[ApiKey]:
-        """Every key record (never the secrets), oldest first."""
-        return keys.list_keys(self._ctx)
-
-    def revoke_key(self, ident: str) -> ApiKey:
-        """Revoke a key by id or prefix; it stops working at once."""
-        return keys.revoke_key(self._ctx, ident)
-
-    def has_active_key(self) -> bool:
-        """Whether any key is usable."""
-        return keys.has_active_key(self._ctx)
-
-    def bound_agents(self) -> set[str]:
-        """Agents an active key is bound to."""
-        return keys.bound_agents(self._ctx)
-
-    # --- audit ledger and journal ---------------------------------------
-    def ledger(self, *, after: int = 0, limit: int = 100) -> list[LedgerEntry]:
-        """Ledger entries after position ``after``, oldest first."""
-        self._ctx.access.require_unrestricted("the audit ledger")
-        return self._ctx.store.ledger_entries(after=after, limit=limit)
-
-    def ledger_head(self) -> LedgerEntry | None:
-        """The newest ledger entry: keep its hash elsewhere to detect a cut-off chain."""
-        self._ctx.access.require_unrestricted("the audit ledger")
-        return self._ctx.store.ledger_head()
-
-    def verify_ledger(self, *, batch_size: int = 5000,
-                      progress: Callable[[int], None] | None = None) -> LedgerReport:
-        """Re-hash the whole ledger and report the first broken link, if any."""
-        return maintenance.verify_ledger(self._ctx, batch_size=batch_size, progress=progress)
-
-    def journal(self, day: date, *, tz: tzinfo | None = None) -> str:
-        """What was learned, changed and forgotten on ``day``, as Markdown (midnight to
-        midnight in ``tz``, default this machine's zone; purged memories by id only)."""
-        self._ctx.access.require_unrestricted("the journal")
-        return journal_markdown(self._ctx.store, day, tz)
-
-    # --- maintenance -----------------------------------------------------
-    def export_jsonl(self, out: Any, *, filters: SearchFilters | None = None) -> int:
-        """Write the memories this engine may see as JSONL; returns how many."""
-        return transfer.export_jsonl(self._ctx, out, filters=filters)
-
-    def backup(self, path: str | Path) -> Path:
-        """Write a consistent copy of the store to ``path`` (the store stays online)."""
-        return maintenance.backup(self._ctx, Path(path))
-
-    def restore(self, path: str | Path) -> None:
-        """Replace the store's contents with the backup at ``path``."""
-        maintenance.restore(self._ctx, Path(path))
-
-    def reembed(self, *, batch_size: int = 256,
-                progress: Callable[[int], None] | None = None) -> int:
-        """Re-embed every memory with the configured embedder; returns how many."""
-        return maintenance.reembed(self._ctx, batch_size=batch_size, progress=progress)

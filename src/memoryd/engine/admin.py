@@ -1,0 +1,101 @@
+"""The Engine's whole-store methods: API keys, the audit ledger and journal, export, backup,
+restore and re-embedding (a mixin of :class:`~memoryd.engine.Engine`)."""
+
+from __future__ import annotations
+
+from datetime import date, tzinfo
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from memoryd import keys as key_format
+from memoryd.engine import keys, maintenance, transfer
+from memoryd.engine.context import EngineContext
+from memoryd.engine.journal import journal_markdown
+from memoryd.ledger import LedgerEntry, LedgerReport
+from memoryd.models import ApiKey, SearchFilters
+
+
+class AdminMethods:
+    """Keys, ledger, journal and maintenance, over the engine's context."""
+
+    _ctx: EngineContext
+
+    # --- API keys --------------------------------------------------------
+    def create_key(self, label: str, *, scopes: Iterable[str] = ("read", "write"),
+                   memory_scope: str | None = None,
+                   agent_id: str | None = None) -> key_format.CreatedKey:
+        """Make an API key; the secret is in the result and never shown again."""
+        return keys.create_key(self._ctx, label, scopes=scopes, memory_scope=memory_scope,
+                               agent_id=agent_id)
+
+    def register_key(self, label: str, secret: str, *, scopes: Iterable[str] = ("read", "write"),
+                     memory_scope: str | None = None,
+                     agent_id: str | None = None) -> tuple[ApiKey, bool]:
+        """Store a key whose secret was made elsewhere (e.g. a deployment Secret), once; True
+        if stored now."""
+        return keys.register_key(self._ctx, label, secret, scopes=scopes,
+                                 memory_scope=memory_scope, agent_id=agent_id)
+
+    def verify_key(self, secret: str | None) -> ApiKey:
+        """The active key for a presented secret; raises InvalidKey."""
+        return keys.verify_key(self._ctx, secret)
+
+    def touch_key(self, key: ApiKey) -> bool:
+        """Record that a key was used (at most once a minute); True if written."""
+        return keys.touch_if_due(self._ctx, key)
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key record (never the secrets), oldest first."""
+        return keys.list_keys(self._ctx)
+
+    def revoke_key(self, ident: str) -> ApiKey:
+        """Revoke a key by id or prefix; it stops working at once."""
+        return keys.revoke_key(self._ctx, ident)
+
+    def has_active_key(self) -> bool:
+        """Whether any key is usable."""
+        return keys.has_active_key(self._ctx)
+
+    def bound_agents(self) -> set[str]:
+        """Agents an active key is bound to."""
+        return keys.bound_agents(self._ctx)
+
+    # --- audit ledger and journal ---------------------------------------
+    def ledger(self, *, after: int = 0, limit: int = 100) -> list[LedgerEntry]:
+        """Ledger entries after position ``after``, oldest first."""
+        self._ctx.access.require_unrestricted("the audit ledger")
+        return self._ctx.store.ledger_entries(after=after, limit=limit)
+
+    def ledger_head(self) -> LedgerEntry | None:
+        """The newest ledger entry: keep its hash elsewhere to detect a cut-off chain."""
+        self._ctx.access.require_unrestricted("the audit ledger")
+        return self._ctx.store.ledger_head()
+
+    def verify_ledger(self, *, batch_size: int = 5000,
+                      progress: Callable[[int], None] | None = None) -> LedgerReport:
+        """Re-hash the whole ledger and report the first broken link, if any."""
+        return maintenance.verify_ledger(self._ctx, batch_size=batch_size, progress=progress)
+
+    def journal(self, day: date, *, tz: tzinfo | None = None) -> str:
+        """What was learned, changed and forgotten on ``day``, as Markdown (midnight to
+        midnight in ``tz``, default this machine's zone; purged memories by id only)."""
+        self._ctx.access.require_unrestricted("the journal")
+        return journal_markdown(self._ctx.store, day, tz)
+
+    # --- maintenance -----------------------------------------------------
+    def export_jsonl(self, out: Any, *, filters: SearchFilters | None = None) -> int:
+        """Write the memories this engine may see as JSONL; returns how many."""
+        return transfer.export_jsonl(self._ctx, out, filters=filters)
+
+    def backup(self, path: str | Path) -> Path:
+        """Write a consistent copy of the store to ``path`` (the store stays online)."""
+        return maintenance.backup(self._ctx, Path(path))
+
+    def restore(self, path: str | Path) -> None:
+        """Replace the store's contents with the backup at ``path``."""
+        maintenance.restore(self._ctx, Path(path))
+
+    def reembed(self, *, batch_size: int = 256,
+                progress: Callable[[int], None] | None = None) -> int:
+        """Re-embed every memory with the configured embedder; returns how many."""
+        return maintenance.reembed(self._ctx, batch_size=batch_size, progress=progress)
