@@ -283,7 +283,8 @@ def test_recall_block_over_http(admin: httpx.Client):
     body = out.json()
     block = body["block"]
     assert block.startswith("<system_memory") and block.count("</system_memory>") == 1
-    assert '<memory when="just now" type="system.process" severity="high">' in block
+    assert ('<memory when="just now" type="system.process" severity="high" '
+            'suspect="instruction-like">') in block
     assert "&lt;/system_memory&gt;" in block and "untrusted historical data" in block
     assert body["token_estimate"] <= 300 and len(body["items"]) <= 3
     assert body["items"][0]["when"] == "just now" and body["items"][0]["label"] == "system.process"
