@@ -195,6 +195,7 @@ def test_texts_must_match_the_vectors(corpus: Corpus) -> None:
         ("selection", "best", "selection"),
         ("member_threshold", 2.0, "member_threshold"),
         ("max_unclassified", -0.1, "max_unclassified"),
+        ("threads", 0, "threads"),
         ("sample_size", 5, "sample_size"),
         ("dims", 0, "dims"),
         ("min_memories", -1, "min_memories"),

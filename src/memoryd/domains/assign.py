@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import takewhile
 
 import numpy as np
 
@@ -86,9 +87,18 @@ def classify_many(
     if not domains:
         checks.unit_rows(vectors)
         return [Classification() for _ in range(len(vectors))]
-    scores = score_matrix(vectors, domains)
     ids = [d.id for d in domains]
-    return [_classification(ids, row, threshold) for row in scores]
+    scores = np.round(score_matrix(vectors, domains).astype(np.float64), 4)
+    # best first, ties by name (as rethreshold orders them): a stable sort over name order
+    by_name = sorted(range(len(ids)), key=ids.__getitem__)
+    names = [ids[i] for i in by_name]
+    ranked = scores[:, by_name]
+    order = np.argsort(-ranked, axis=1, kind="stable")
+    out = []
+    for row, ranked_row, best in zip(scores.tolist(), ranked.tolist(), order.tolist(), strict=True):
+        kept = takewhile(lambda j, r=ranked_row: r[j] >= threshold, best)
+        out.append(Classification(dict(zip(ids, row, strict=True)), [names[j] for j in kept]))
+    return out
 
 
 def rethreshold(scores: Mapping[str, float], threshold: float) -> list[str]:
@@ -163,8 +173,3 @@ def _centroids(domains: Sequence[Domain]) -> np.ndarray:
     if len(dims) > 1:
         raise InvalidInput(f"domain centroids have different dimensions: {sorted(dims)}")
     return checks.unit_rows(np.stack([d.centroid for d in domains]), name="centroids")
-
-
-def _classification(ids: list[str], row: np.ndarray, threshold: float) -> Classification:
-    scores = {i: round(float(s), 4) for i, s in zip(ids, row, strict=True)}
-    return Classification(scores=scores, domains=rethreshold(scores, threshold))

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from memoryd.domains import checks, terms
 from memoryd.domains.assign import MAX_UNCLASSIFIED, Domain, suggest_threshold
@@ -58,6 +59,7 @@ class DiscoveryParams:
     max_unclassified: float = MAX_UNCLASSIFIED
     n_terms: int = 10
     seed: int = 0
+    threads: int | None = 1  # BLAS/OpenMP threads; None leaves the libraries' default
 
     def __post_init__(self) -> None:
         checks.count(self.min_memories, name="min_memories", minimum=0)
@@ -66,6 +68,8 @@ class DiscoveryParams:
         checks.count(self.dims, name="dims", minimum=1)
         checks.count(self.min_samples, name="min_samples", minimum=1)
         checks.count(self.n_terms, name="n_terms", minimum=1)
+        if self.threads is not None:
+            checks.count(self.threads, name="threads", minimum=1)
         checks.share(self.min_cluster_share, name="min_cluster_share")
         checks.share(self.max_unclassified, name="max_unclassified")
         if self.member_threshold is not None:
@@ -133,7 +137,9 @@ def discover(
 
     ``vectors`` (n, d) and ``texts`` (n) describe the same memories in the same order.
     Below ``params.min_memories`` nothing is clustered unless ``force``; with fewer
-    memories than one cluster needs, nothing is clustered either way.
+    memories than one cluster needs, nothing is clustered either way. Runs on
+    ``params.threads`` BLAS/OpenMP threads (one by default: it is background work, and on a
+    busy two-core machine threaded BLAS made it slower, see bench/results/domains.md).
 
     >>> found = discover(vectors, texts)                      # doctest: +SKIP
     >>> [(c.label, c.member_count, c.top_terms[:3]) for c in found.clusters]
@@ -148,6 +154,12 @@ def discover(
         return _nothing(
             n, f"{n} memories, fewer than one cluster needs ({params.min_cluster_size})"
         )
+    with threadpool_limits(params.threads):
+        return _discover(rows, texts, params)
+
+
+def _discover(rows: np.ndarray, texts: Sequence[str], params: DiscoveryParams) -> Discovery:
+    n = len(rows)
     timings: dict[str, float] = {}
     started = time.perf_counter()
     sample = _sample(n, params.sample_size, params.seed)
@@ -162,8 +174,12 @@ def discover(
         return _nothing(n, "no dense group found: HDBSCAN saw only noise", len(sample))
     centroids = np.stack([rows[sample[raw == k]].mean(axis=0) for k in ids])
     threshold, labels = _labels(rows, centroids, params)
+    timings["label_s"] = time.perf_counter() - started - timings["reduce_s"] - timings["cluster_s"]
     clusters = _describe(texts, sample, raw, ids, centroids, labels, params)
     timings["total_s"] = time.perf_counter() - started
+    timings["terms_s"] = timings["total_s"] - sum(
+        timings[k] for k in ("reduce_s", "cluster_s", "label_s")
+    )
     return Discovery(clusters, labels, n, len(sample), threshold, timings=timings)
 
 
