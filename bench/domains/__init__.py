@@ -1,0 +1,1 @@
+"""Domain discovery and assignment measured on BEAM (see bench/README.md, "Domains")."""

@@ -1,0 +1,5 @@
+"""python -m bench.domains"""
+
+from bench.domains.run import main
+
+main()
