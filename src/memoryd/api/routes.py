@@ -5,11 +5,17 @@ parameters (``{id}``) fill the input field of the same name; the rest comes from
 JSON body (POST/PATCH) or the query string (GET/DELETE). A route body is always the
 same: read the caller, :func:`memoryd.operations.invoke`, serialise. Bridge routes (the
 OpenClaw bridge of seed 000) wrap results in ``{success, data, error}``.
+
+Bodies are parsed as strict JSON (:mod:`memoryd.api.json_body`), and every number that
+reaches an operation, from the body or the query string, must be finite and fit in 64 bits
+(``?after=9223372036854775808`` is a 422, not an overflow deep in the store). Each route's
+OpenAPI entry lists every status it can answer (:func:`documented_responses`).
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -18,6 +24,9 @@ from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, create_model
 
+from memoryd.api.errors import ErrorEnvelope
+from memoryd.api.json_body import INT_MAX, INT_MIN, StrictJSONRoute
+from memoryd.errors import InvalidInput
 from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Forbidden, Operation, Strict
 
 
@@ -145,6 +154,7 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
         else:
             arguments = payload.model_dump(exclude_unset=True) if payload is not None else {}
             arguments.update(kwargs)
+        check_numbers(arguments)
         result = op.run(request.app.state.engine, arguments, _caller(request))
         return _json(result, binding.envelope, binding.status)
 
@@ -158,7 +168,7 @@ def add_routes(app: FastAPI) -> None:
     for binding in BINDINGS:
         op = REGISTRY[binding.op]
         response_model = _envelope_model(op.output) if binding.envelope else op.output
-        app.add_api_route(
+        app.router.add_api_route(
             binding.path,
             _endpoint(binding, op),
             methods=[binding.method],
@@ -168,12 +178,60 @@ def add_routes(app: FastAPI) -> None:
             description=op.description + f"\n\nNeeds a key with the `{_scope_doc(op)}` scope.",
             tags=[binding.tag],
             operation_id=f"{op.name}__{binding.method.lower()}_{_slug(binding.path)}",
-            responses={
-                401: {"description": "Missing or invalid API key"},
-                403: {"description": "The key may not do this"},
-                422: {"description": "Invalid input (the message names the field)"},
-            },
+            responses=documented_responses(binding, op),
+            route_class_override=StrictJSONRoute,
         )
+
+
+def check_numbers(value: Any, where: str = "") -> None:
+    """Refuse non-finite floats and integers outside 64 bits anywhere in the arguments."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int) and not INT_MIN <= item <= INT_MAX:
+            raise InvalidInput(f"{path or 'input'}: integer out of range (64-bit integers only)")
+        if isinstance(item, float) and not math.isfinite(item):
+            raise InvalidInput(f"{path or 'input'}: must be a finite number")
+        if isinstance(item, BaseModel):
+            item = item.model_dump()
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in enumerate(item))
+
+
+_ALWAYS: dict[int, str] = {
+    400: "Malformed request: Host, Content-Length or X-Agent-Id header, or body encoding",
+    401: "Missing or invalid API key",
+    403: "The key may not do this (scope, binding), or the Origin is not allowed",
+    421: "The Host header names a host this server does not answer to",
+    422: "Invalid input (the message names the field)",
+    500: "Internal error (a bug; the response says no more)",
+    503: "The store or the embedding model cannot be used right now",
+}
+_WITH_BODY: dict[int, str] = {
+    408: "The request body did not arrive within the read timeout",
+    413: "The request body is over MEMORYD_MAX_BODY_BYTES",
+}
+# Operations that can answer 404 though they take no id in the path, and 409.
+_NOT_FOUND_OPS = frozenset({"promote", "demote", "memory", "keys_revoke", "explore", "history"})
+_BUSY_OPS = frozenset({"consolidate", "gc"})
+
+
+def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dict[str, Any]]:
+    """Every status the route can answer besides its success status, for OpenAPI."""
+    codes = dict(_ALWAYS)
+    if binding.method in ("POST", "PATCH"):
+        codes.update(_WITH_BODY)
+    if "{" in binding.path or op.name in _NOT_FOUND_OPS:
+        codes[404] = "No such memory or key (or not visible to this key)"
+    if op.name in _BUSY_OPS:
+        codes[409] = "Another process is running the same maintenance job"
+    return {
+        status: {"description": text, "model": ErrorEnvelope} for status, text in sorted(codes.items())
+    }
 
 
 def _scope_doc(op: Operation) -> str:
