@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 from pydantic import ValidationError
 
+from memoryd import backup_manifest
 from memoryd.config import Settings
 from memoryd.embed import Embedder
 from memoryd.errors import (
@@ -562,10 +563,12 @@ class Engine:
         """Write a consistent copy of the store to ``path`` (the store stays online)."""
         target = Path(path)
         self.store.backup(target)
+        backup_manifest.write_manifest(target)  # checksums and counts, checked by restore
         return target
 
     def restore(self, path: str | Path) -> None:
         """Replace the store's contents with the backup at ``path``."""
+        backup_manifest.verify_backup(Path(path))  # refuses before anything is replaced
         self.store.restore(Path(path), expect_model=self.embedder.model_id)
         self._check_model(allow_mismatch=False)
 
