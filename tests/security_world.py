@@ -60,11 +60,18 @@ SCOPES_OF: dict[str, frozenset[str]] = {
 }
 
 # Memories bound callers must not reach: another agent's (in the shared user scope) and
-# another project's. Each is distinctive enough to be found by its words.
-FOREIGN_AGENT = "The staging deploy uses the cobalt release train on Thursdays"
-FOREIGN_SCOPE = "Project Y keeps its nightly artifacts in the vermilion bucket"
-FOREIGN_CODEBASE = "Use the walrus operator sparingly in the x codebase"
-FOREIGN_INTENTION = "Remind bot two to rotate the cobalt release credentials"
+# another project's. Each carries a marker no query and no other write contains, so a leak is
+# found by the marker even where a response echoes the query.
+FOREIGN_AGENT = "The staging deploy uses the cobalt release train on Thursdays (ref zqa4417)"
+FOREIGN_SCOPE = "Project Y keeps its nightly artifacts in the vermilion bucket (ref zqs5521)"
+FOREIGN_CODEBASE = "Use the walrus operator sparingly in the x codebase (ref zqc6630)"
+FOREIGN_INTENTION = "Remind bot two to rotate the cobalt release credentials (ref zqi7742)"
+MARKERS = {"agent": "zqa4417", "scope": "zqs5521", "codebase": "zqc6630", "intention": "zqi7742"}
+
+
+def without_marker(text: str) -> str:
+    """The foreign text as another writer might state it (no marker)."""
+    return text.rsplit(" (ref ", 1)[0]
 
 _WORDS = (
     "harbour lantern orchard glacier violin saffron quartz meadow canyon falcon "
