@@ -19,8 +19,9 @@ from typing import Any, Callable, Coroutine
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
+from memoryd.mcp.arguments import INT_MAX, INT_MIN
+
 MAX_DEPTH = 64
-INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
 
 class _Refused(ValueError):

@@ -15,7 +15,6 @@ OpenAPI entry lists every status it can answer (:func:`documented_responses`).
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -25,8 +24,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel, create_model
 
 from memoryd.api.errors import ErrorEnvelope
-from memoryd.api.json_body import INT_MAX, INT_MIN, StrictJSONRoute
-from memoryd.errors import InvalidInput
+from memoryd.api.json_body import StrictJSONRoute
+from memoryd.mcp.arguments import check_numbers
 from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Forbidden, Operation, Strict
 
 
@@ -181,25 +180,6 @@ def add_routes(app: FastAPI) -> None:
             responses=documented_responses(binding, op),
             route_class_override=StrictJSONRoute,
         )
-
-
-def check_numbers(value: Any, where: str = "") -> None:
-    """Refuse non-finite floats and integers outside 64 bits anywhere in the arguments."""
-    stack: list[tuple[Any, str]] = [(value, where)]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, bool):
-            continue
-        if isinstance(item, int) and not INT_MIN <= item <= INT_MAX:
-            raise InvalidInput(f"{path or 'input'}: integer out of range (64-bit integers only)")
-        if isinstance(item, float) and not math.isfinite(item):
-            raise InvalidInput(f"{path or 'input'}: must be a finite number")
-        if isinstance(item, BaseModel):
-            item = item.model_dump()
-        if isinstance(item, dict):
-            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
-        elif isinstance(item, (list, tuple)):
-            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in enumerate(item))
 
 
 _ALWAYS: dict[int, str] = {
