@@ -30,7 +30,7 @@ from memoryd.api.auth import AuthMiddleware
 from memoryd.api.guards import ErrorBarrier, HostGuard
 from memoryd.api.hosts import HostPolicy
 from memoryd.api.limits import BodyLimitMiddleware, BodyTimeoutMiddleware, StreamCapMiddleware
-from memoryd.api.routes import add_routes
+from memoryd.api.routes import add_routes, response_links
 from memoryd.config import Settings
 from memoryd.errors import InvalidInput, MemorydError
 from memoryd.mcp.server import build_server, http_caller
@@ -182,7 +182,8 @@ def _add_health_routes(app: FastAPI) -> None:
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """The generated schema plus the two ways to present a key."""
+    """The generated schema plus the two ways to present a key and the links from created
+    resources to the routes that take their ids."""
     if app.openapi_schema:
         return app.openapi_schema
     from fastapi.openapi.utils import get_openapi
@@ -194,10 +195,13 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         "bearer": {"type": "http", "scheme": "bearer"},
         "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
     }
+    links = response_links()
     for path, item in schema.get("paths", {}).items():
-        if path in ("/health", "/readyz"):
-            continue
         for operation in item.values():
-            operation["security"] = [{"bearer": []}, {"apiKey": []}]
+            for status, response in operation.get("responses", {}).items():
+                if status.startswith("2") and operation.get("operationId") in links:
+                    response["links"] = links[operation["operationId"]]
+            if path not in ("/health", "/readyz"):
+                operation["security"] = [{"bearer": []}, {"apiKey": []}]
     app.openapi_schema = schema
     return schema

@@ -118,11 +118,15 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
     params = [inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request)]
     for name in path_names:
         info = op.input.model_fields[name]
+        lengths = {
+            key: getattr(m, key) for m in info.metadata for key in ("min_length", "max_length")
+            if getattr(m, key, None) is not None
+        }
         params.append(
             inspect.Parameter(
                 name,
                 inspect.Parameter.KEYWORD_ONLY,
-                annotation=Annotated[str, Path(description=info.description)],
+                annotation=Annotated[str, Path(description=info.description, **lengths)],
             )
         )
     rest = _without(
@@ -176,7 +180,7 @@ def add_routes(app: FastAPI) -> None:
             summary=op.title,
             description=op.description + f"\n\nNeeds a key with the `{_scope_doc(op)}` scope.",
             tags=[binding.tag],
-            operation_id=f"{op.name}__{binding.method.lower()}_{_slug(binding.path)}",
+            operation_id=operation_id(binding),
             responses=documented_responses(binding, op),
             route_class_override=StrictJSONRoute,
         )
@@ -207,11 +211,44 @@ def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dic
         codes.update(_WITH_BODY)
     if "{" in binding.path or op.name in _NOT_FOUND_OPS:
         codes[404] = "No such memory or key (or not visible to this key)"
+    if "{" in binding.path:  # an empty id leaves a path that names another route
+        codes[405] = "The path (with an empty id) names a route that takes other methods"
     if op.name in _BUSY_OPS:
         codes[409] = "Another process is running the same maintenance job"
     return {
         status: {"description": text, "model": ErrorEnvelope} for status, text in sorted(codes.items())
     }
+
+
+def operation_id(binding: Binding) -> str:
+    """The OpenAPI operationId of a binding."""
+    return f"{binding.op}__{binding.method.lower()}_{_slug(binding.path)}"
+
+
+# OpenAPI links (for clients and stateful fuzzing): where a created resource's id goes next.
+LINK_SOURCES = {
+    ("POST", "/api/v1/memories"): ("/api/v1/memories/{id}", "$response.body#/id"),
+    ("POST", "/api/v1/keys"): ("/api/v1/keys/{id}", "$response.body#/key/id"),
+}
+
+
+def response_links() -> dict[str, dict[str, dict[str, Any]]]:
+    """operationId of a creating route -> its links to the routes that take the new id."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for source in BINDINGS:
+        target = LINK_SOURCES.get((source.method, source.path))
+        if target is None:
+            continue
+        prefix, expression = target
+        out[operation_id(source)] = {
+            f"{b.op}_{b.method.lower()}_{_slug(b.path)}": {
+                "operationId": operation_id(b),
+                "parameters": {"id": expression},
+            }
+            for b in BINDINGS
+            if b.path.startswith(prefix)
+        }
+    return out
 
 
 def _scope_doc(op: Operation) -> str:
