@@ -429,3 +429,14 @@ def test_query_strings_never_reach_the_access_log(server: LiveServer):
     logged = "\n".join(records)
     assert "/api/v1/ledger?api_key=***" in logged and "token=***&after=***" in logged
     assert secret not in logged and "hunter22" not in logged and "mk_" not in logged
+
+
+def test_serve_accepts_the_address_it_was_bound_to():
+    from memoryd.api.app import host_policy
+    from memoryd.cli.server import with_bound_host
+
+    for bound, host in (("10.0.0.5", "10.0.0.5:8765"), ("fe80::1", "[fe80::1]:8765")):
+        policy = host_policy(with_bound_host(Settings(), bound))
+        assert policy.check_host(host)
+    for wildcard in ("0.0.0.0", "::", "127.0.0.1"):
+        assert with_bound_host(Settings(), wildcard).allowed_hosts == []

@@ -194,7 +194,8 @@ def _inspect_sqlite(path: Path) -> dict[str, Any]:
             for name, sql in conn.execute(
                 "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name"
             )
-            if not name.startswith("sqlite_") and not (sql or "").upper().startswith("CREATE VIRTUAL")
+            if not name.startswith("sqlite_")
+            and not (sql or "").upper().startswith("CREATE VIRTUAL")
         ]
         if "meta" not in tables:
             raise NotAMemorydStore(f"{path} is an SQLite file but not a memoryd store")

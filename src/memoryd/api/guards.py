@@ -20,7 +20,11 @@ from memoryd.api.errors import send_error
 from memoryd.api.hosts import HostPolicy, HostRejected
 
 log = logging.getLogger("memoryd.api")
-_REFUSALS = {"malformed": (400, "bad_request"), "host": (421, "bad_host"), "origin": (403, "forbidden")}
+_REFUSALS = {
+    "malformed": (400, "bad_request"),
+    "host": (421, "bad_host"),
+    "origin": (403, "forbidden"),
+}
 
 
 class HostGuard:

@@ -216,7 +216,8 @@ def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dic
     if op.name in _BUSY_OPS:
         codes[409] = "Another process is running the same maintenance job"
     return {
-        status: {"description": text, "model": ErrorEnvelope} for status, text in sorted(codes.items())
+        status: {"description": text, "model": ErrorEnvelope}
+        for status, text in sorted(codes.items())
     }
 
 

@@ -487,8 +487,9 @@ def _walk_mapping(
     out: dict[Any, Any] = {}
     for i, (raw_key, item) in enumerate(value.items()):
         key_path = f"{path}[key {i}]"
-        new_key, secret = visit(key_path, raw_key, None) if isinstance(raw_key, str) else (raw_key, False)
-        clean = isinstance(raw_key, str) and not secret and _PLAIN_KEY.fullmatch(raw_key)
+        is_text = isinstance(raw_key, str)
+        new_key, secret = visit(key_path, raw_key, None) if is_text else (raw_key, False)
+        clean = is_text and not secret and _PLAIN_KEY.fullmatch(raw_key)
         item_path = f"{path}.{raw_key}" if clean else f"{path}[{i}]"
         name = raw_key if isinstance(raw_key, str) else None
         if new_key in out:  # two keys redacted to the same text
