@@ -133,14 +133,14 @@ def verify_backup(backup: Path) -> Manifest:
 
 def _backend_of(path: Path) -> Backend:
     if not path.is_file():
-        raise NotAMemorydStore(f"no memoryd backup at {path}")
+        raise NotAMemorydStore(f"no memoryd store or backup at {path}")
     with path.open("rb") as handle:
         head = handle.read(len(_SQLITE_MAGIC))
     if head == _SQLITE_MAGIC:
         return "sqlite"
     if head.startswith(_GZIP_MAGIC):
         return "postgresql"
-    raise NotAMemorydStore(f"{path} is not a memoryd backup (neither SQLite nor a gzip dump)")
+    raise NotAMemorydStore(f"{path} is not a memoryd store or backup (not SQLite, not a dump)")
 
 
 def _read_manifest(backup: Path, backend: Backend) -> Manifest:
@@ -220,7 +220,7 @@ def _inspect_dump(path: Path) -> dict[str, Any]:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
             header = json.loads(handle.readline() or "null")
             if not isinstance(header, dict) or header.get("format") != PG_DUMP_FORMAT:
-                raise NotAMemorydStore(f"{path} is a gzip file but not a memoryd backup")
+                raise NotAMemorydStore(f"{path} is a gzip file but not a memoryd store or backup")
             for number, line in enumerate(handle, start=2):
                 item = json.loads(line)
                 if not isinstance(item, dict) or not isinstance(item.get("row"), dict):
