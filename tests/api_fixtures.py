@@ -1,9 +1,9 @@
 """Fixtures for the HTTP and MCP tests: a real uvicorn server on 127.0.0.1 in a thread.
 
 ``LiveServer`` runs ``memoryd.api.app.create_app`` under uvicorn on a free port with a
-real SQLite store in a temp dir and the session's real embedding model. Keys are made
-with ``memoryd.keys`` before start (the app refuses to start without one unless
-anonymous access is on).
+real store (SQLite in a temp dir, or a PostgreSQL URL) and the session's real embedding
+model. Keys are made with ``memoryd.keys`` before start (the app refuses to start without
+one unless anonymous access is on).
 """
 
 from __future__ import annotations
@@ -14,15 +14,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
 import uvicorn
 
 import memoryd
+from fastapi import FastAPI
 
-from memoryd.api.app import create_app
+from memoryd.api.app import HttpLimits, create_app
 from memoryd.config import Settings
 from memoryd.embed import Embedder
 from memoryd.engine import Engine
@@ -42,6 +43,9 @@ class LiveServer:
     settings: Settings
     port: int
     keys: dict[str, str] = field(default_factory=dict)
+    limits: HttpLimits | None = None
+    log_level: str = "warning"
+    prepare_app: Callable[[FastAPI], None] | None = None
     _server: uvicorn.Server | None = None
     _thread: threading.Thread | None = None
 
@@ -61,9 +65,11 @@ class LiveServer:
         return httpx.Client(base_url=self.url, headers=headers, timeout=60, **kwargs)
 
     def start(self) -> LiveServer:
-        app = create_app(lambda: self.engine, self.settings)
+        app = create_app(lambda: self.engine, self.settings, self.limits)
+        if self.prepare_app is not None:
+            self.prepare_app(app)
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+            app, host="127.0.0.1", port=self.port, log_level=self.log_level, lifespan="on"
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
@@ -96,12 +102,19 @@ def start_server(
     embedder: Embedder,
     *,
     key_specs: dict[str, dict[str, Any]] | None = None,
+    store_url: str | None = None,
+    limits: HttpLimits | None = None,
+    log_level: str = "warning",
+    prepare_app: Callable[[FastAPI], None] | None = None,
     **settings: Any,
 ) -> LiveServer:
-    """Open a store under ``tmp``, create the keys, start the server."""
+    """Open a store (SQLite under ``tmp`` unless ``store_url``), create the keys, start."""
     config = Settings(home=tmp, **settings)
-    engine = memoryd.open(f"sqlite:///{tmp / 'memoryd.db'}", settings=config, embedder=embedder)
-    server = LiveServer(engine, config, free_port())
+    url = store_url or f"sqlite:///{tmp / 'memoryd.db'}"
+    engine = memoryd.open(url, settings=config, embedder=embedder)
+    server = LiveServer(
+        engine, config, free_port(), limits=limits, log_level=log_level, prepare_app=prepare_app
+    )
     for label, spec in (key_specs or {}).items():
         server.keys[label] = engine.create_key(label, **spec).secret
     return server.start()

@@ -102,10 +102,11 @@ def test_bridge_errors_use_the_envelope(admin: httpx.Client):
 def test_bridge_promote_demote_memory(admin: httpx.Client, seeded):
     mid = seeded["deploy"]
     promoted = admin.post("/promote", json={"id": mid, "reason": "helped"}).json()["data"]
-    assert promoted["id"] == mid and promoted["state"]["reps"] >= 1
-    admin.post("/demote", json={"id": mid, "reason": "stale"}).raise_for_status()
+    assert promoted["id"] == mid and promoted["state"]["reps"] == 1
+    demoted = admin.post("/demote", json={"id": mid, "reason": "stale"})
+    assert demoted.json()["data"]["state"]["lapses"] == promoted["state"]["lapses"] + 1
     state = admin.post("/memory", json={"action": "state", "id": mid}).json()["data"]["state"]
-    assert state["id"] == mid and state["lapses"] >= 1
+    assert state["id"] == mid and state["lapses"] == 1
     history = admin.post("/memory", json={"action": "history", "id": mid}).json()["data"]["history"]
     assert [h["operation"] for h in history][:1] == ["create"]
     assert {"promote", "demote"} <= {h["operation"] for h in history}
@@ -232,14 +233,31 @@ def test_search_recall_neighbours_stats_maintenance(admin: httpx.Client, seeded)
     assert "PostgreSQL" in recall["block"]
     hood = admin.get(f"/api/v1/memories/{seeded['pg']}/neighbours", params={"depth": 1}).json()
     assert hood["center"]["id"] == seeded["pg"]
+    before = admin.get(f"/api/v1/memories/{seeded['pg']}").json()["state"]
     promoted = admin.post(f"/api/v1/memories/{seeded['pg']}/promote", json={"reason": "ok"})
     assert promoted.status_code == 200
-    assert admin.post(f"/api/v1/memories/{seeded['pg']}/demote").status_code == 200
+    after_promote = promoted.json()["state"]
+    assert promoted.json()["id"] == seeded["pg"] and after_promote["reps"] == before["reps"] + 1
+    assert after_promote["storage_strength"] > before["storage_strength"]
+    demoted = admin.post(f"/api/v1/memories/{seeded['pg']}/demote")
+    assert demoted.status_code == 200
+    assert demoted.json()["state"]["lapses"] == after_promote["lapses"] + 1
+    stored = admin.get(f"/api/v1/memories/{seeded['pg']}").json()["state"]
+    assert stored["lapses"] == demoted.json()["state"]["lapses"]
+    operations = [
+        e["operation"]
+        for e in admin.get(f"/api/v1/memories/{seeded['pg']}/history").json()["entries"]
+    ]
+    assert operations[-2:] == ["promote", "demote"]
     stats = admin.get("/api/v1/stats").json()
     assert stats["memories"] >= 3 and stats["embedder"]["model_id"]
     report = admin.post("/api/v1/consolidate", json={"dry_run": True}).json()
-    assert report["dry_run"] is True
-    assert admin.post("/api/v1/consolidate").status_code == 200
+    assert report["dry_run"] is True and report["report_id"] is None
+    assert report["examined"] == stats["memories"]
+    ran = admin.post("/api/v1/consolidate")
+    assert ran.status_code == 200
+    assert ran.json()["dry_run"] is False and ran.json()["examined"] == stats["memories"]
+    assert isinstance(ran.json()["report_id"], int)
     gc = admin.post("/api/v1/gc", json={}).json()
     assert gc["dry_run"] is True and gc["deleted"] == 0
 
@@ -311,10 +329,10 @@ def test_capture_flush_and_warm_over_http(admin: httpx.Client):
 
 
 # --- health, limits, unknown routes -------------------------------------------------
-def test_health_and_readyz_are_public(live_server: LiveServer):
+def test_health_and_readyz_are_public(live_server: LiveServer, admin: httpx.Client):
     health = httpx.get(f"{live_server.url}/health")
-    assert health.status_code == 200
-    body = health.json()
+    assert health.status_code == 200 and health.json() == {"status": "ok"}
+    body = admin.get("/health").json()
     assert body["status"] == "ok" and body["store"]["ok"] and "loaded" in body["embedder"]
     assert httpx.get(f"{live_server.url}/readyz").json() == {"ready": True}
 

@@ -1,59 +1,71 @@
-"""GET /health: a deep check that the store answers, with the embedder's state."""
+"""GET /health on a real server: a deep check that the store answers. Without a key it says
+only ``{"status": ...}``; the details (version, database path, counts, embedder) need a key."""
 
 from __future__ import annotations
 
 import sqlite3
 
+import httpx
 import pytest
-from fastapi.testclient import TestClient
+from api_fixtures import clean_env, start_server
 
 import memoryd
-from memoryd.api.app import create_app
-from memoryd.config import Settings
 
 
 @pytest.fixture
-def client_for(shared_embedder):
-    clients = []
-
-    def make(url: str) -> TestClient:
-        settings = Settings(allow_anonymous=True)
-        app = create_app(lambda: memoryd.open(url, embedder=shared_embedder, settings=settings),
-                         settings)
-        client = TestClient(app)
-        client.__enter__()  # runs the lifespan (opens the engine)
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        client.__exit__(None, None, None)
-
-
-def test_health_ok(client_for, store_url, shared_embedder) -> None:
-    with memoryd.open(store_url, embedder=shared_embedder) as mem:
+def server(shared_embedder, tmp_path, monkeypatch):
+    clean_env(monkeypatch, tmp_path)
+    with memoryd.open(f"sqlite:///{tmp_path / 'memoryd.db'}", embedder=shared_embedder) as mem:
         mem.add_many([{"content": "healthy memory one"}, {"content": "healthy memory two"}])
-    client = client_for(store_url)
-    response = client.get("/health")
+    live = start_server(
+        tmp_path,
+        shared_embedder,
+        key_specs={"reader": {"scopes": ["read"]}, "gone": {"scopes": ["read"]}},
+        allow_anonymous=True,
+    )
+    yield live
+    live.stop()
+
+
+def test_health_without_a_key_says_only_the_status(server) -> None:
+    response = httpx.get(f"{server.url}/health")
     assert response.status_code == 200
-    body = response.json()
+    assert response.json() == {"status": "ok"}
+    assert str(server.engine.settings.home) not in response.text
+    bad = httpx.get(f"{server.url}/health", headers={"Authorization": "Bearer mk_wrong"})
+    assert bad.status_code == 200 and bad.json() == {"status": "ok"}
+
+
+def test_health_with_a_key_has_the_details(server, shared_embedder) -> None:
+    with server.client("reader") as client:
+        body = client.get("/health").json()
     assert body["status"] == "ok"
     assert body["version"] == memoryd.__version__
     assert body["store"]["ok"] is True and body["store"]["memories"] == 2
     assert body["embedder"]["model_id"] == shared_embedder.model_id
     assert body["embedder"]["loaded"] is True  # the shared model is loaded
-    assert "Authorization" not in response.request.headers  # public, no key needed
 
 
-def test_health_reports_an_unusable_store(client_for, store_url, store_path) -> None:
-    client = client_for(store_url)
-    assert client.get("/health").status_code == 200
-    conn = sqlite3.connect(store_path)
+def test_a_revoked_key_does_not_unlock_the_details(server) -> None:
+    from memoryd import keys
+
+    record = next(k for k in keys.list_keys(server.engine.store) if k.label == "gone")
+    keys.revoke_key(server.engine.store, record.id)
+    with server.client("gone") as client:
+        assert client.get("/health").json() == {"status": "ok"}
+
+
+def test_health_reports_an_unusable_store(server, tmp_path) -> None:
+    assert httpx.get(f"{server.url}/health").status_code == 200
+    conn = sqlite3.connect(tmp_path / "memoryd.db")
     conn.execute("DROP TABLE memories")  # the store breaks behind the server's back
     conn.commit()
     conn.close()
-    response = client.get("/health")
-    assert response.status_code == 503
-    body = response.json()
+    response = httpx.get(f"{server.url}/health")
+    assert response.status_code == 503 and response.json() == {"status": "unhealthy"}
+    with server.client("reader") as client:
+        detailed = client.get("/health")
+    assert detailed.status_code == 503
+    body = detailed.json()
     assert body["status"] == "unhealthy"
     assert body["store"]["ok"] is False and "memories" in body["store"]["error"]

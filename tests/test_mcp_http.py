@@ -8,7 +8,7 @@ from typing import Any, Iterator
 import httpx2
 import pytest
 from api_fixtures import LiveServer, module_server
-from mcp import Client, MCPError
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 
@@ -81,15 +81,23 @@ def test_key_scopes_apply_over_http(live_server: LiveServer):
     assert scoped.is_error and "bound to a scope" in scoped.content[0].text
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
 @pytest.mark.parametrize("key", [None, "mk_not_a_real_key"])
 def test_no_or_bad_key_cannot_connect(live_server: LiveServer, key):
-    """The HTTP 401 (checked in test_api_auth) reaches the SDK client as an error response."""
+    """The SDK client's first request is answered 401 (with WWW-Authenticate), and the
+    session never starts: no tool runs."""
+    seen: list[tuple[int, str | None]] = []
+
+    async def record(response) -> None:
+        seen.append((response.status_code, response.headers.get("www-authenticate")))
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=120, event_hooks={"response": [record]})
+
+    async def go() -> None:
+        async with Client(streamable_http_client(f"{live_server.url}/mcp", http_client=http)) as c:
+            await c.call_tool("stats", {})
+
     with pytest.raises(BaseException) as info:
-        _session(live_server, key, [])
-    assert any(isinstance(e, MCPError) and "error response" in str(e) for e in _leaves(info.value))
+        asyncio.run(go())
+    assert not isinstance(info.value, (KeyboardInterrupt, SystemExit))
+    assert seen and all(status == (401, "Bearer") for status in seen), seen

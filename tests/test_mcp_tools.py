@@ -1,20 +1,24 @@
-"""The MCP tools with the SDK's real client, in memory: names and parameters (a contract the
-OpenClaw bridge and agents rely on), annotations, structured results, and errors."""
+"""The MCP tools with the SDK's real client over Streamable HTTP to a real server, through the
+real auth path (API keys, X-Agent-Id): names and parameters (a contract the OpenClaw bridge
+and agents rely on), annotations, structured results, errors, and key scopes."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Iterator
 
+import httpx2
 import pytest
+from api_fixtures import STANDARD_KEYS, LiveServer, clean_env, start_server
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
-from memoryd.mcp.server import build_server
+from memoryd.operations import REGISTRY
 
-# These tests pin the Vestige-compatible surface (and the admin tools), which keeps the
-# bundled `memory` tool and the full search and ingest arguments.
+# These tests pin the Vestige-compatible surface plus the admin and OpenClaw tools, which keeps
+# the bundled `memory` tool and the full search and ingest arguments (the default profile is
+# pinned by tests/test_mcp_surface.py).
 COMPAT = "vestige,full"
-from memoryd.operations import REGISTRY, Caller
 
 # Tool -> (required parameters, some optional ones). Renaming any of these breaks agents.
 CONTRACT: dict[str, tuple[set[str], set[str]]] = {
@@ -72,19 +76,42 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-async def _call(server, name: str, args: dict[str, Any]):
-    async with Client(server) as client:
-        return await client.call_tool(name, args)
+@pytest.fixture
+def live(shared_embedder, tmp_path, monkeypatch) -> Iterator[LiveServer]:
+    """A fresh server per test (each test starts from an empty store)."""
+    clean_env(monkeypatch, tmp_path)
+    server = start_server(tmp_path, shared_embedder, key_specs=STANDARD_KEYS, mcp_tools=COMPAT)
+    yield server
+    server.stop()
+
+
+def connect(live: LiveServer, key: str = "writer", agent: str | None = "cc") -> Client:
+    """The SDK client over Streamable HTTP with a key (and an X-Agent-Id)."""
+    headers = {"Authorization": f"Bearer {live.keys[key]}"}
+    if agent:
+        headers["X-Agent-Id"] = agent
+    http = httpx2.AsyncClient(headers=headers, timeout=120)
+    return Client(streamable_http_client(f"{live.url}/mcp", http_client=http))
 
 
 @pytest.fixture
-def server(mem):
-    return build_server(lambda: mem, lambda ctx: Caller.local("test", agent_id="cc"), tools=COMPAT)
+def server(live: LiveServer) -> LiveServer:
+    return live
+
+
+@pytest.fixture
+def mem(live: LiveServer):
+    return live.engine
+
+
+async def _call(server: LiveServer, name: str, args: dict[str, Any], key: str = "writer"):
+    async with connect(server, key) as client:
+        return await client.call_tool(name, args)
 
 
 def test_tool_names_parameters_and_annotations(server):
     async def listing():
-        async with Client(server) as client:
+        async with connect(server, "reader") as client:
             return (await client.list_tools()).tools
 
     tools = {t.name: t for t in run(listing())}
@@ -117,6 +144,8 @@ def test_ingest_search_recall_and_memory_actions(server, mem):
     assert not stored.is_error
     data = stored.structured_content
     assert data["decision"] == "create" and data["results"][0]["memory"]["agent_id"] == "cc"
+    history = mem.history(data["memory_id"])
+    assert history[0].actor == "key:writer" and history[0].agent_id == "cc"
     assert "CREATE" in stored.content[0].text
     mid = data["memory_id"]
     again = run(
@@ -161,7 +190,7 @@ def test_ingest_search_recall_and_memory_actions(server, mem):
     assert deleted.structured_content["deleted"] is True and "Deleted" in deleted.content[0].text
 
 
-def test_codebase_intention_maintenance_tools(server):
+def test_codebase_intention_maintenance_tools(server, mem):
     made = run(
         _call(
             server,
@@ -195,11 +224,14 @@ def test_codebase_intention_maintenance_tools(server):
         result = run(_call(server, name, args))
         assert not result.is_error and result.structured_content, name
     assert run(_call(server, "health", {})).structured_content["status"] == "ok"
+    ran = run(_call(server, "consolidate", {"dry_run": False}))
+    assert ran.structured_content["dry_run"] is False
+    assert ran.structured_content["examined"] == mem.store.count() == 1
 
 
 def test_errors_are_tool_errors_and_write_nothing(server, mem):
     async def calls():
-        async with Client(server) as client:
+        async with connect(server) as client:
             return [
                 await client.call_tool("no_such_tool", {}),
                 await client.call_tool("search", {"limit": 500}),
@@ -226,13 +258,15 @@ def test_errors_are_tool_errors_and_write_nothing(server, mem):
     assert mem.store.count() == 0
 
 
-def test_scopes_apply_to_tools(mem):
-    reader = Caller(scopes=frozenset({"read"}), name="key:reader")
-    server = build_server(lambda: mem, lambda ctx: reader, tools=COMPAT)
-    denied = run(_call(server, "smart_ingest", {"content": "reader writes"}))
+def test_scopes_apply_to_tools(server, mem):
+    denied = run(_call(server, "smart_ingest", {"content": "reader writes"}, key="reader"))
     assert denied.is_error and "needs the 'write' scope" in denied.content[0].text
     assert mem.store.count() == 0
-    assert not run(_call(server, "search", {"query": "anything"})).is_error
+    assert not run(_call(server, "search", {"query": "anything"}, key="reader")).is_error
+    purge = run(_call(server, "memory", {"action": "purge", "id": "x"}, key="writer"))
+    assert purge.is_error and "needs the 'admin' scope" in purge.content[0].text
+    bound = run(_call(server, "stats", {}, key="alpha"))
+    assert bound.is_error and "not available to a key bound" in bound.content[0].text
 
 
 def test_every_tool_is_a_registry_operation():

@@ -186,7 +186,13 @@ def test_saved_graph_is_reused_when_consistent(hnsw_template, tmp_path, open_mem
     # reopened again after a clean close: still reused
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
     assert builds == []
-    assert top_ids(mem, QUERIES[0], 1) == top_ids(mem, QUERIES[0], 1)
+    # The reused graph answers as exact search does (a graph loaded wrongly would not).
+    exact = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000)
+    assert not exact.store._index.uses_hnsw
+    for query in QUERIES[:4]:
+        assert top_ids(mem, query, 1) == top_ids(exact, query, 1), query
+    sourdough = {f"m{i:03d}" for i in range(len(ANGLES))}  # TOPICS[0] is sourdough bread
+    assert top_ids(mem, QUERIES[0], 1)[0] in sourdough
 
 
 def test_graph_is_repaired_when_table_changed_behind_it(hnsw_template, tmp_path, open_mem, builds) -> None:

@@ -4,54 +4,85 @@ One process, one engine: the REST routes and the MCP tools both call the operati
 registry on ``app.state.engine``. The lifespan opens the engine, refuses to start when
 no API key exists and anonymous access was not allowed explicitly, and runs the MCP
 session manager (a mounted app's own lifespan would never run).
+
+Middleware, outermost first: the error barrier (a clean 500 that keeps the connection),
+the Host/Origin guard (DNS rebinding, every route), the body size limit, the body read
+timeout, the cap on open ``GET /mcp`` streams, CORS (only when configured) and
+authentication. See :mod:`memoryd.api.guards`, :mod:`memoryd.api.limits` and
+:mod:`memoryd.api.auth`.
 """
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memoryd import __version__
-from memoryd.api import errors
-from memoryd.api.auth import AuthMiddleware, BodyLimitMiddleware
-from memoryd.api.routes import add_routes
+from memoryd.api import access_log, errors
+from memoryd.api.auth import AuthMiddleware
+from memoryd.api.guards import ErrorBarrier, HostGuard
+from memoryd.api.hosts import HostPolicy
+from memoryd.api.limits import BodyLimitMiddleware, BodyTimeoutMiddleware, StreamCapMiddleware
+from memoryd.api.routes import add_routes, response_links
 from memoryd.config import Settings
-from memoryd.errors import MemorydError, NoKeysConfigured
+from memoryd.errors import InvalidInput, MemorydError, NoKeysConfigured
 from memoryd.mcp.server import build_server, http_caller
-from memoryd.operations import health_report
+from memoryd.operations import CALLER_SCOPE_KEY, Caller, health_report
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
 
-LOOPBACK_HOSTS = ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"]
-LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """Limits of the HTTP face that are not settings (yet).
+
+    body_timeout: seconds a request body may take to arrive (408 after that).
+    max_event_streams: concurrently open ``GET /mcp`` event streams (503 past that).
+    """
+
+    body_timeout: float = 30.0
+    max_event_streams: int = 32
 
 
-def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """DNS-rebinding protection for /mcp: loopback names plus MEMORYD_ALLOWED_HOSTS."""
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=LOOPBACK_HOSTS + list(settings.allowed_hosts),
-        allowed_origins=LOOPBACK_ORIGINS + list(settings.allowed_origins),
-    )
+def host_policy(settings: Settings) -> HostPolicy:
+    """Loopback names plus MEMORYD_ALLOWED_HOSTS; loopback pages plus the allowed and CORS
+    origins. A malformed entry is InvalidInput (the server does not start)."""
+    try:
+        return HostPolicy.loopback_and(
+            settings.allowed_hosts, [*settings.allowed_origins, *settings.cors_origins]
+        )
+    except ValueError as exc:
+        raise InvalidInput(
+            f"MEMORYD_ALLOWED_HOSTS / MEMORYD_ALLOWED_ORIGINS / MEMORYD_CORS_ORIGINS: {exc}"
+        ) from None
 
 
-def create_app(open_engine: Callable[[], Engine], settings: Settings | None = None) -> FastAPI:
+def create_app(
+    open_engine: Callable[[], Engine],
+    settings: Settings | None = None,
+    limits: HttpLimits | None = None,
+) -> FastAPI:
     """The HTTP app. ``open_engine`` runs once, in the lifespan; the engine is closed on exit."""
     settings = settings or Settings()
+    limits = limits or HttpLimits()
+    policy = host_policy(settings)  # a bad MEMORYD_ALLOWED_HOSTS entry fails here, at start
     holder: dict[str, Engine] = {}
     mcp = build_server(lambda: holder["engine"], http_caller, tools=settings.mcp_tools)
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
-        transport_security=transport_security(settings),
+        # HostGuard checks Host and Origin on every route, /mcp included, with the authority
+        # parsed; the SDK's prefix test would let `localhost:80@evil.com` through.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=settings.max_body_bytes,
     )
 
@@ -75,35 +106,23 @@ def create_app(open_engine: Callable[[], Engine], settings: Settings | None = No
     )
     app.add_exception_handler(MemorydError, errors.memoryd_error)
     app.add_exception_handler(RequestValidationError, errors.validation_error)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(StarletteHTTPException, errors.http_error)
     app.add_exception_handler(UnicodeError, errors.unicode_error)
     app.add_exception_handler(Exception, errors.unexpected_error)
-
-    @app.get("/health", tags=["health"], response_model=None)
-    def health() -> JSONResponse:
-        """Deep health: the store answers a query; the embedder's state is reported. 503 if not."""
-        engine: Engine | None = getattr(app.state, "engine", None)
-        if engine is None:
-            return JSONResponse({"status": "starting"}, status_code=503)
-        report = health_report(engine)
-        return JSONResponse(
-            report.model_dump(mode="json"), status_code=200 if report.status == "ok" else 503
-        )
-
-    @app.get("/readyz", tags=["health"], response_model=None)
-    def readyz() -> JSONResponse:
-        """``{"ready": true}`` once the engine is open and its store answers; 503 otherwise."""
-        engine: Engine | None = getattr(app.state, "engine", None)
-        if engine is None or health_report(engine).status != "ok":
-            return JSONResponse({"ready": False}, status_code=503)
-        return JSONResponse({"ready": True})
-
+    _add_health_routes(app)
     add_routes(app)
     for route in mcp_app.routes:  # /mcp itself (a Mount would redirect /mcp to /mcp/)
         app.router.routes.append(route)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    _add_middleware(app, settings, limits, policy)
+    access_log.install()
+    return app
 
-    # Outermost last: body limit, then (optional) CORS, then auth.
+
+def _add_middleware(
+    app: FastAPI, settings: Settings, limits: HttpLimits, policy: HostPolicy
+) -> None:
+    """Innermost first (each add wraps the ones before it)."""
     app.add_middleware(AuthMiddleware, allow_anonymous=settings.allow_anonymous)
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
@@ -121,20 +140,50 @@ def create_app(open_engine: Callable[[], Engine], settings: Settings | None = No
                 "Mcp-Protocol-Version",
             ],
         )
+    app.add_middleware(StreamCapMiddleware, limit=limits.max_event_streams)
+    app.add_middleware(BodyTimeoutMiddleware, timeout=limits.body_timeout)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
-    return app
+    app.add_middleware(HostGuard, policy=policy)
+    app.add_middleware(ErrorBarrier)
 
 
-async def _http_error(request: Any, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, StarletteHTTPException)
-    code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
-        exc.status_code, "error"
-    )
-    return errors.error_response(exc.status_code, str(exc.detail), code)
+_HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"description": "Malformed Host header", "model": errors.ErrorEnvelope},
+    403: {"description": "The Origin is not allowed", "model": errors.ErrorEnvelope},
+    421: {"description": "A Host this server does not answer to", "model": errors.ErrorEnvelope},
+    500: {"description": "Internal error", "model": errors.ErrorEnvelope},
+    503: {"description": "Starting, or the store does not answer"},
+}
+
+
+def _add_health_routes(app: FastAPI) -> None:
+    @app.get("/health", tags=["health"], response_model=None, responses=_HEALTH_RESPONSES)
+    def health(request: Request) -> JSONResponse:
+        """Deep health: the store answers a query; 503 if not. Without a key only
+        ``{"status": ...}``; with any valid key also the version, the store's details
+        (path, counts) and the embedder's state."""
+        engine: Engine | None = getattr(app.state, "engine", None)
+        if engine is None:
+            return JSONResponse({"status": "starting"}, status_code=503)
+        report = health_report(engine)
+        status = 200 if report.status == "ok" else 503
+        caller = request.scope.get(CALLER_SCOPE_KEY)
+        if isinstance(caller, Caller) and caller.key_id is not None:
+            return JSONResponse(report.model_dump(mode="json"), status_code=status)
+        return JSONResponse({"status": report.status}, status_code=status)
+
+    @app.get("/readyz", tags=["health"], response_model=None, responses=_HEALTH_RESPONSES)
+    def readyz() -> JSONResponse:
+        """``{"ready": true}`` once the engine is open and its store answers; 503 otherwise."""
+        engine: Engine | None = getattr(app.state, "engine", None)
+        if engine is None or health_report(engine).status != "ok":
+            return JSONResponse({"ready": False}, status_code=503)
+        return JSONResponse({"ready": True})
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """The generated schema plus the two ways to present a key."""
+    """The generated schema plus the two ways to present a key and the links from created
+    resources to the routes that take their ids."""
     if app.openapi_schema:
         return app.openapi_schema
     from fastapi.openapi.utils import get_openapi
@@ -146,10 +195,13 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         "bearer": {"type": "http", "scheme": "bearer"},
         "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
     }
+    links = response_links()
     for path, item in schema.get("paths", {}).items():
-        if path in ("/health", "/readyz"):
-            continue
         for operation in item.values():
-            operation["security"] = [{"bearer": []}, {"apiKey": []}]
+            for status, response in operation.get("responses", {}).items():
+                if status.startswith("2") and operation.get("operationId") in links:
+                    response["links"] = links[operation["operationId"]]
+            if path not in ("/health", "/readyz"):
+                operation["security"] = [{"bearer": []}, {"apiKey": []}]
     app.openapi_schema = schema
     return schema

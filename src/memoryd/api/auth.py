@@ -1,38 +1,37 @@
-"""Authentication and request limits, as ASGI middleware (they also guard the /mcp mount).
+"""Authentication, as ASGI middleware (it also guards /mcp).
 
-Every request except the public paths must carry ``Authorization: Bearer <key>`` or
-``X-API-Key: <key>``. The verified caller (scopes, bound scope/agent, ``X-Agent-Id``) is
-put in the request scope under ``memoryd.caller`` for the routes and MCP tools to read.
-Without a key, requests are refused unless the server was started with
-``MEMORYD_ALLOW_ANONYMOUS=true``. A key that is presented is always checked, even then.
+Every request to an existing route except the public paths must carry
+``Authorization: Bearer <key>`` or ``X-API-Key: <key>``. The verified caller (scopes, bound
+scope/agent, ``X-Agent-Id``) is put in the request scope under ``memoryd.caller`` for the
+routes and MCP tools to read. Without a key, requests are refused unless the server was
+started with ``MEMORYD_ALLOW_ANONYMOUS=true``. A key that is presented is always checked,
+even then. On a public path a valid key is recorded too (``/health`` then shows details)
+and an invalid one is ignored (a probe still sees the status).
+
+Paths no route serves answer 404 and methods a path does not take answer 405 with
+``Allow``, before any key is asked for: OAuth discovery probes such as
+``/.well-known/oauth-authorization-server`` must read "not here", not "log in".
 """
 
 from __future__ import annotations
 
-import json
 import re
 
 import anyio.to_thread
-from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.routing import Match, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memoryd.errors import Forbidden, InvalidKey
+from memoryd.api.errors import send_error, status_of
+from memoryd.errors import MemorydError
 from memoryd.keys import touch_due
 from memoryd.operations import CALLER_SCOPE_KEY, Caller
 
 PUBLIC_PATHS = frozenset(
     {"/health", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
 )
+# Routes that take any method and answer the wrong ones themselves (the MCP transport).
+OPEN_ROUTE_METHODS = {"/mcp": frozenset({"GET", "POST", "DELETE"})}
 _AGENT_ID = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,255}$")
-
-
-async def _reject(send: Send, status: int, message: str, code: str) -> None:
-    body = json.dumps({"success": False, "data": None, "error": message, "code": code}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 def _presented_key(headers: dict[bytes, bytes]) -> str | None:
@@ -44,6 +43,25 @@ def _presented_key(headers: dict[bytes, bytes]) -> str | None:
     return key or None
 
 
+def allowed_methods(scope: Scope) -> frozenset[str] | None:
+    """The methods the request's path takes (None: no route serves the path)."""
+    methods: set[str] = set()
+    found = False
+    for route in scope["app"].router.routes:
+        match, _ = route.matches(scope)
+        if match == Match.NONE:
+            continue
+        found = True
+        path = getattr(route, "path", None)
+        route_methods = getattr(route, "methods", None)
+        if route_methods is None and isinstance(route, Route) and path in OPEN_ROUTE_METHODS:
+            route_methods = OPEN_ROUTE_METHODS[path]
+        if route_methods is None:  # takes every method
+            return frozenset({scope["method"]})
+        methods |= set(route_methods)
+    return frozenset(methods) if found else None
+
+
 class AuthMiddleware:
     """Resolve the caller of every non-public HTTP request, or answer 401/403."""
 
@@ -52,104 +70,64 @@ class AuthMiddleware:
         self.allow_anonymous = allow_anonymous
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        methods = allowed_methods(scope)
+        if methods is None:  # 404 from the router, whoever asks
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] not in methods:
+            allow = ", ".join(sorted(methods))
+            message = f"{scope['method']} is not allowed here; allowed: {allow}"
+            await send_error(send, 405, message, "method_not_allowed", headers=[("Allow", allow)])
+            return
         headers = dict(scope["headers"])
+        if scope["path"] in PUBLIC_PATHS:
+            await self._public(scope, receive, send, headers)
+            return
         agent = headers.get(b"x-agent-id", b"").decode("latin-1").strip() or None
         if agent is not None and not _AGENT_ID.match(agent):
-            await _reject(
-                send, 400, "X-Agent-Id must be 1-256 printable ASCII characters", "bad_agent_id"
-            )
+            message = "X-Agent-Id must be 1-256 printable ASCII characters"
+            await send_error(send, 400, message, "bad_agent_id")
             return
         presented = _presented_key(headers)
-        engine = scope["app"].state.engine
         try:
             if presented is not None:
-                key = engine.verify_key(presented)
-                caller = Caller.from_key(key, agent)
-                if touch_due(key):  # a write, at most once a minute: off the event loop
-                    await anyio.to_thread.run_sync(engine.touch_key, key)
+                caller = await self._verified(scope, presented, agent)
             elif self.allow_anonymous:
                 caller = Caller.anonymous(agent)
             else:
-                await _reject(
-                    send,
-                    401,
-                    "missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
-                    "unauthorized",
+                message = (
+                    "missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
                 )
+                await send_error(send, 401, message, "unauthorized")
                 return
             if caller.bound_agent is None and agent is not None:
-                engine.labelled(agent)  # Forbidden: that agent has a key of its own
-        except InvalidKey as exc:
-            await _reject(send, 401, str(exc), "unauthorized")
-            return
-        except Forbidden as exc:
-            await _reject(send, 403, str(exc), "forbidden")
+                # Forbidden when that agent has a key of its own (off the loop: a store read).
+                await anyio.to_thread.run_sync(scope["app"].state.engine.labelled, agent)
+        except MemorydError as exc:  # InvalidKey 401, Forbidden 403, StoreError 503
+            status, code = status_of(exc)
+            await send_error(send, status, str(exc), code)
             return
         scope[CALLER_SCOPE_KEY] = caller
         await self.app(scope, receive, send)
 
+    async def _verified(self, scope: Scope, presented: str, agent: str | None) -> Caller:
+        engine = scope["app"].state.engine
+        key = await anyio.to_thread.run_sync(engine.verify_key, presented)
+        caller = Caller.from_key(key, agent)
+        if touch_due(key):  # a write: off the event loop, at most once a minute
+            await anyio.to_thread.run_sync(engine.touch_key, key)
+        return caller
 
-class BodyTooLarge(HTTPException):
-    """Raised while reading a streamed body past the limit (FastAPI re-raises HTTPException)."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, f"request body over {limit} bytes (MEMORYD_MAX_BODY_BYTES)")
-
-
-class BodyLimitMiddleware:
-    """Refuse request bodies over ``limit`` bytes with 413 (declared or streamed)."""
-
-    def __init__(self, app: ASGIApp, *, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None:
+    async def _public(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]
+    ) -> None:
+        presented = _presented_key(headers)
+        if presented is not None and getattr(scope["app"].state, "engine", None) is not None:
             try:
-                too_big = int(declared) > self.limit
-            except ValueError:
-                await _reject(send, 400, "invalid Content-Length", "bad_request")
-                return
-            if too_big:
-                await _reject(
-                    send,
-                    413,
-                    f"request body over {self.limit} bytes (MEMORYD_MAX_BODY_BYTES)",
-                    "too_large",
-                )
-                return
-        seen = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise BodyTooLarge(self.limit)
-            return message
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, counted, tracked)
-        except BodyTooLarge:
-            if not started:
-                await _reject(
-                    send,
-                    413,
-                    f"request body over {self.limit} bytes (MEMORYD_MAX_BODY_BYTES)",
-                    "too_large",
-                )
+                scope[CALLER_SCOPE_KEY] = await self._verified(scope, presented, None)
+            except MemorydError:
+                pass  # a public path answers anyway, without the details a key unlocks
+        await self.app(scope, receive, send)

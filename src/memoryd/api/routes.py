@@ -5,6 +5,11 @@ parameters (``{id}``) fill the input field of the same name; the rest comes from
 JSON body (POST/PATCH) or the query string (GET/DELETE). A route body is always the
 same: read the caller, :func:`memoryd.operations.invoke`, serialise. Bridge routes (the
 OpenClaw bridge of seed 000) wrap results in ``{success, data, error}``.
+
+Bodies are parsed as strict JSON (:mod:`memoryd.api.json_body`), and every number that
+reaches an operation, from the body or the query string, must be finite and fit in 64 bits
+(``?after=9223372036854775808`` is a 422, not an overflow deep in the store). Each route's
+OpenAPI entry lists every status it can answer (:func:`documented_responses`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, create_model
 
+from memoryd.api.errors import ErrorEnvelope
+from memoryd.api.json_body import StrictJSONRoute
 from memoryd.errors import Forbidden
+from memoryd.mcp.arguments import check_numbers
 from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Operation, Strict
 
 
@@ -113,11 +121,15 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
     params = [inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request)]
     for name in path_names:
         info = op.input.model_fields[name]
+        lengths = {
+            key: getattr(m, key) for m in info.metadata for key in ("min_length", "max_length")
+            if getattr(m, key, None) is not None
+        }
         params.append(
             inspect.Parameter(
                 name,
                 inspect.Parameter.KEYWORD_ONLY,
-                annotation=Annotated[str, Path(description=info.description)],
+                annotation=Annotated[str, Path(description=info.description, **lengths)],
             )
         )
     rest = _without(
@@ -148,6 +160,7 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
         else:
             arguments = payload.model_dump(exclude_unset=True) if payload is not None else {}
             arguments.update(kwargs)
+        check_numbers(arguments)
         result = op.run(request.app.state.engine, arguments, _caller(request))
         return _json(result, binding.envelope, binding.status)
 
@@ -161,7 +174,7 @@ def add_routes(app: FastAPI) -> None:
     for binding in BINDINGS:
         op = REGISTRY[binding.op]
         response_model = _envelope_model(op.output) if binding.envelope else op.output
-        app.add_api_route(
+        app.router.add_api_route(
             binding.path,
             _endpoint(binding, op),
             methods=[binding.method],
@@ -170,13 +183,76 @@ def add_routes(app: FastAPI) -> None:
             summary=op.title,
             description=op.description + f"\n\nNeeds a key with the `{_scope_doc(op)}` scope.",
             tags=[binding.tag],
-            operation_id=f"{op.name}__{binding.method.lower()}_{_slug(binding.path)}",
-            responses={
-                401: {"description": "Missing or invalid API key"},
-                403: {"description": "The key may not do this"},
-                422: {"description": "Invalid input (the message names the field)"},
-            },
+            operation_id=operation_id(binding),
+            responses=documented_responses(binding, op),
+            route_class_override=StrictJSONRoute,
         )
+
+
+_ALWAYS: dict[int, str] = {
+    400: "Malformed request: Host, Content-Length or X-Agent-Id header, or body encoding",
+    401: "Missing or invalid API key",
+    403: "The key may not do this (scope, binding), or the Origin is not allowed",
+    421: "The Host header names a host this server does not answer to",
+    422: "Invalid input (the message names the field)",
+    500: "Internal error (a bug; the response says no more)",
+    503: "The store or the embedding model cannot be used right now",
+}
+_WITH_BODY: dict[int, str] = {
+    408: "The request body did not arrive within the read timeout",
+    413: "The request body is over MEMORYD_MAX_BODY_BYTES",
+}
+# Operations that can answer 404 though they take no id in the path, and 409.
+_NOT_FOUND_OPS = frozenset({"promote", "demote", "memory", "keys_revoke", "explore", "history"})
+_BUSY_OPS = frozenset({"consolidate", "gc"})
+
+
+def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dict[str, Any]]:
+    """Every status the route can answer besides its success status, for OpenAPI."""
+    codes = dict(_ALWAYS)
+    if binding.method in ("POST", "PATCH"):
+        codes.update(_WITH_BODY)
+    if "{" in binding.path or op.name in _NOT_FOUND_OPS:
+        codes[404] = "No such memory or key (or not visible to this key)"
+    if "{" in binding.path:  # an empty id leaves a path that names another route
+        codes[405] = "The path (with an empty id) names a route that takes other methods"
+    if op.name in _BUSY_OPS:
+        codes[409] = "Another process is running the same maintenance job"
+    return {
+        status: {"description": text, "model": ErrorEnvelope}
+        for status, text in sorted(codes.items())
+    }
+
+
+def operation_id(binding: Binding) -> str:
+    """The OpenAPI operationId of a binding."""
+    return f"{binding.op}__{binding.method.lower()}_{_slug(binding.path)}"
+
+
+# OpenAPI links (for clients and stateful fuzzing): where a created resource's id goes next.
+LINK_SOURCES = {
+    ("POST", "/api/v1/memories"): ("/api/v1/memories/{id}", "$response.body#/id"),
+    ("POST", "/api/v1/keys"): ("/api/v1/keys/{id}", "$response.body#/key/id"),
+}
+
+
+def response_links() -> dict[str, dict[str, dict[str, Any]]]:
+    """operationId of a creating route -> its links to the routes that take the new id."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for source in BINDINGS:
+        target = LINK_SOURCES.get((source.method, source.path))
+        if target is None:
+            continue
+        prefix, expression = target
+        out[operation_id(source)] = {
+            f"{b.op}_{b.method.lower()}_{_slug(b.path)}": {
+                "operationId": operation_id(b),
+                "parameters": {"id": expression},
+            }
+            for b in BINDINGS
+            if b.path.startswith(prefix)
+        }
+    return out
 
 
 def _scope_doc(op: Operation) -> str:

@@ -11,6 +11,7 @@ from memoryd.cli.common import console
 from memoryd.config import Settings
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+_ANY_ADDRESS = {"0.0.0.0", "::", ""}
 
 
 def prefer_single_thread_inference() -> None:
@@ -22,6 +23,18 @@ def prefer_single_thread_inference() -> None:
     throughput under 20 clients is about the same either way). Must run before torch loads.
     """
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def with_bound_host(settings: Settings, bind_host: str) -> Settings:
+    """Settings that also accept the address the server was bound to as a Host.
+
+    Binding to one address is an explicit choice of the name clients use; a wildcard
+    address (0.0.0.0, ::) names no host, so nothing is added for it.
+    """
+    if bind_host in _ANY_ADDRESS or bind_host in _LOOPBACK:
+        return settings
+    entry = f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host
+    return settings.model_copy(update={"allowed_hosts": [*settings.allowed_hosts, entry]})
 
 
 def serve(
@@ -53,8 +66,10 @@ def serve(
     if bind_host not in _LOOPBACK:
         console.print(
             f"[yellow]warning:[/] listening on {bind_host}, reachable from other "
-            "machines; add the names clients use to MEMORYD_ALLOWED_HOSTS for /mcp"
+            "machines; requests must name an allowed host: add the names clients use "
+            "to MEMORYD_ALLOWED_HOSTS"
         )
+        settings = with_bound_host(settings, bind_host)
     if settings.allow_anonymous:
         console.print(
             "[yellow]warning:[/] MEMORYD_ALLOW_ANONYMOUS=true: requests without a key "

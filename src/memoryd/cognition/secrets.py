@@ -3,19 +3,23 @@ the store for months).
 
 :func:`scan` returns :class:`Finding` spans; :func:`redact` replaces them with
 ``[REDACTED:<kind>]``; :func:`ensure_no_secrets` raises :class:`~memoryd.errors.SecretDetected`.
+:func:`scan_fields` screens every text value of a write at once (content, summary, tags,
+metadata keys and values at any depth, source, category, ...) and names the field of each
+finding; :func:`redact_fields` and :func:`ensure_no_secrets_in_fields` are its redact and
+refuse modes. Refusals name the kind and the field, never the secret.
 
 Two families of rules:
 
-* **Provider formats** with a fixed prefix and alphabet (AWS key ids, GitHub, GitLab, Slack,
-  Stripe, OpenAI, Anthropic, Google, Hugging Face, npm, PyPI, SendGrid, PEM private keys,
-  JWTs). These are specific enough to flag on sight; the only extra check is that
-  OpenAI-style ``sk-...`` keys contain a digit (so ``sk-this-is-not-a-key`` is prose).
+* **Provider formats** with a fixed prefix and alphabet (:mod:`memoryd.cognition.secret_rules`:
+  memoryd's own ``mk_`` keys, cloud, source hosting, messaging, payment and model providers,
+  PEM private keys, JWTs, ...), specific enough to flag on sight; OpenAI-style ``sk-...``
+  keys must contain a digit (so ``sk-this-is-not-a-key`` is prose).
 * **Context rules**: passwords in URLs (``scheme://user:pass@host``), AWS secret keys after
-  an ``aws_secret_access_key`` name, ``Bearer`` tokens, and generic assignments
-  (``password=``, ``api_key:``, ``"secret": "..."``, ``token =`` ...). Values that are code
-  (calls, subscripts, attribute chains, ``$VAR``/``${...}``/``<...>`` placeholders,
-  ALL_CAPS names, ``None``) or obvious placeholders (``changeme``, ``your-api-key``,
-  ``xxxx``, ``***``) are never flagged.
+  an ``aws_secret_access_key`` name, ``Bearer`` tokens, ``Authorization: Basic`` credentials,
+  and generic assignments (``password=``, ``api_key:``, ``"secret": "..."``, ``token =`` ...).
+  Values that are code (calls, subscripts, attribute chains, ``$VAR``/``${...}``/``<...>``
+  placeholders, ALL_CAPS names, ``None``) or obvious placeholders (``changeme``,
+  ``your-api-key``, ``xxxx``, ``***``) are never flagged.
 
 The entropy decision (``password=hunter``): a generic assignment is flagged only when its
 value looks machine-made or at least password-like, because prose and code are full of
@@ -28,27 +32,41 @@ human) pass, ``password=Tr0ub4dor&3`` is caught; letters-only passphrases are a 
 Stripe *test* keys (``sk_test_``) are not flagged.
 
 Measured on the 5,094 messages of the BEAM development chats (code-heavy agent
-conversations): 3 findings, all hard-coded passwords in example code; about 0.5 ms per
-2 KB message. Every rule is linear-time (tests feed pathological inputs).
+conversations): 3 findings, all hard-coded passwords in example code; 0.1 ms median per
+message (2.5 KB on average), every field of a write 0.3 ms (bench/results/security.md).
+Every rule is linear-time (tests feed pathological inputs).
 """
 
 from __future__ import annotations
 
+import base64
 import bisect
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from memoryd.errors import SecretDetected
+from memoryd.cognition.secret_rules import (
+    IDENT_CHARS,
+    PLACEHOLDER_EXACT,
+    PLACEHOLDER_WORDS,
+    PROVIDER_RULES,
+)
+from memoryd.errors import InvalidInput, SecretDetected
 
 __all__ = [
+    "FieldFinding",
     "Finding",
+    "SecretInFields",
     "SecretScanParams",
     "ensure_no_secrets",
+    "ensure_no_secrets_in_fields",
     "redact",
+    "redact_fields",
     "scan",
+    "scan_fields",
     "shannon_entropy",
 ]
 
@@ -80,69 +98,6 @@ class SecretScanParams:
 
 DEFAULT_SCAN_PARAMS = SecretScanParams()
 
-# --- provider formats ------------------------------------------------------------------------
-# Each rule: (kind, literal hints, pattern). A rule runs only when one of its hints occurs in
-# the text (a plain substring test), and patterns start with their literal prefix so that the
-# regex engine can skip ahead; the left boundary (no identifier character before the match)
-# is checked in Python because a leading look-behind would disable that optimisation.
-
-_E = r"(?![A-Za-z0-9_\-])"  # right boundary: not glued to a longer identifier
-_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-
-_PROVIDER_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
-    (
-        "private_key",
-        ("PRIVATE KEY",),
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)",
-            re.S,
-        ),
-    ),
-    (
-        "aws_access_key_id",
-        ("AKIA", "ASIA", "ABIA", "ACCA"),
-        re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E),
-    ),
-    ("github_token", ("gh",), re.compile(r"gh[pousr]_[A-Za-z0-9]{36,255}" + _E)),
-    ("github_token", ("github_pat_",), re.compile(r"github_pat_[A-Za-z0-9_]{22,255}" + _E)),
-    ("gitlab_token", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_\-]{20,}" + _E)),
-    (
-        "slack_token",
-        ("xox",),
-        re.compile(r"xox[abposr]-[0-9]{6,}-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*" + _E),
-    ),
-    (
-        "slack_webhook",
-        ("hooks.slack.com",),
-        re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}"),
-    ),
-    ("stripe_key", ("_live_",), re.compile(r"[sr]k_live_[A-Za-z0-9]{16,}" + _E)),
-    ("anthropic_key", ("sk-ant-",), re.compile(r"sk-ant-(?:[a-z0-9]+-)?[A-Za-z0-9_\-]{20,}" + _E)),
-    (
-        "openai_key",
-        ("sk-",),
-        re.compile(
-            r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{20,}" + _E
-        ),
-    ),
-    ("google_api_key", ("AIza",), re.compile(r"AIza[0-9A-Za-z_\-]{35}" + _E)),
-    ("huggingface_token", ("hf_",), re.compile(r"hf_[A-Za-z0-9]{30,}" + _E)),
-    ("npm_token", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}" + _E)),
-    ("pypi_token", ("pypi-AgE",), re.compile(r"pypi-AgE[A-Za-z0-9_\-]{50,}" + _E)),
-    (
-        "sendgrid_key",
-        ("SG.",),
-        re.compile(r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E),
-    ),
-    (
-        "jwt",
-        ("eyJ",),
-        re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}" + _E),
-    ),
-)
-
-
 # --- context rules ---------------------------------------------------------------------------
 # Found from cheap anchors (``://``, ``bearer``, an assignment operator) with short anchored
 # regexes around them: an unanchored case-insensitive search for every credential name costs
@@ -155,6 +110,7 @@ _AWS_SECRET = re.compile(
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _URL_AUTHORITY = re.compile(r"[^\s:/@\"'<>]+:(?P<value>[^\s@/\"'<>]+)@[A-Za-z0-9\[\]._\-]+")
 _BEARER_VALUE = re.compile(r"[ \t]+(?P<value>[A-Za-z0-9\-._~+/]+=*)")
+_BASIC_VALUE = re.compile(r"[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 _PASSWORD_NAMES = r"pass(?:word|wd|phrase)?|pwd"
 _TOKEN_NAMES = (
     r"api[_\-]?key|apikey|api[_\-]?secret|secret(?:[_\-]?key)?|client[_\-]?secret|"
@@ -169,43 +125,6 @@ _NAME = re.compile(
 _OPERATOR = re.compile(r"=>|:=|==?|:")
 _VALUE = re.compile(r"[ \t]*(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]+)")
 _ASSIGNMENT_HINTS = ("pass", "pwd", "key", "secret", "token")
-_PLACEHOLDER_WORDS = (
-    "example",
-    "your",
-    "xxx",
-    "changeme",
-    "change_me",
-    "change-me",
-    "placeholder",
-    "dummy",
-    "redacted",
-    "sample",
-    "replace",
-    "insert",
-    "secret_here",
-    "here",
-    "todo",
-    "fake",
-    "mytoken",
-    "mypassword",
-    "notasecret",
-)
-_PLACEHOLDER_EXACT = {
-    "none",
-    "null",
-    "nil",
-    "true",
-    "false",
-    "undefined",
-    "password",
-    "secret",
-    "token",
-    "required",
-    "optional",
-    "string",
-    "str",
-    "empty",
-}
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _ALL_CAPS_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
@@ -233,7 +152,7 @@ def _classes(value: str) -> int:
 def _is_code_or_placeholder(value: str) -> bool:
     """Values that are expressions, variable references or obvious placeholders."""
     low = value.lower()
-    if low in _PLACEHOLDER_EXACT or set(value) <= set("*x.?#-_0"):
+    if low in PLACEHOLDER_EXACT or set(value) <= set("*x.?#-_0"):
         return True
     if value[0] in "$%{<[(@&*" or value.endswith(("(", ")", "]", "}", ">")):
         return True
@@ -241,7 +160,7 @@ def _is_code_or_placeholder(value: str) -> bool:
         return True
     if _DOTTED_NAME.match(value) or _ALL_CAPS_NAME.match(value):
         return True
-    return any(word in low for word in _PLACEHOLDER_WORDS)
+    return any(word in low for word in PLACEHOLDER_WORDS)
 
 
 def _looks_like_token(value: str, params: SecretScanParams) -> bool:
@@ -270,7 +189,7 @@ def _left_ok(text: str, start: int, allow_separator: bool = False) -> bool:
     before = text[start - 1]
     if allow_separator and before in "_-":
         return True
-    return before not in _IDENT_CHARS
+    return before not in IDENT_CHARS
 
 
 def _context_findings(text: str, params: SecretScanParams) -> Iterable[Finding]:
@@ -281,6 +200,8 @@ def _context_findings(text: str, params: SecretScanParams) -> Iterable[Finding]:
         yield from _url_password_findings(text)
     if "bearer" in lowered:
         yield from _bearer_findings(text, lowered, params)
+    if "basic" in lowered and "authorization" in lowered:
+        yield from _basic_auth_findings(text, lowered)
     if any(hint in lowered for hint in _ASSIGNMENT_HINTS):
         yield from _assignment_findings(text, lowered, params)
 
@@ -321,6 +242,28 @@ def _bearer_findings(text: str, lowered: str, params: SecretScanParams) -> Itera
         pos = lowered.find("bearer", pos + 6)
 
 
+def _basic_auth_findings(text: str, lowered: str) -> Iterable[Finding]:
+    """``Authorization: Basic <base64 of user:password>`` (the header, as logged or pasted)."""
+    pos = lowered.find("basic")
+    while pos != -1:
+        line_start = lowered.rfind("\n", 0, pos) + 1
+        m = _BASIC_VALUE.match(text, pos + 5)
+        if m and "authorization" in lowered[max(line_start, pos - 40) : pos]:
+            password = _basic_password(m.group("value"))
+            if password and len(password) >= 3 and not _is_code_or_placeholder(password):
+                yield Finding("basic_auth", m.start("value"), m.end("value"))
+        pos = lowered.find("basic", pos + 5)
+
+
+def _basic_password(value: str) -> str | None:
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    _, sep, password = decoded.partition(":")
+    return password if sep and decoded.isprintable() else None
+
+
 def _assignment_findings(text: str, lowered: str, params: SecretScanParams) -> Iterable[Finding]:
     for op in _OPERATOR.finditer(text):
         # The identifier just before the operator (skipping a closing quote and blanks).
@@ -330,7 +273,7 @@ def _assignment_findings(text: str, lowered: str, params: SecretScanParams) -> I
         if end > 0 and text[end - 1] in "\"'":
             end -= 1
         start = end
-        while start > 0 and text[start - 1] in _IDENT_CHARS and end - start < 64:
+        while start > 0 and text[start - 1] in IDENT_CHARS and end - start < 64:
             start -= 1
         if start == end or not any(h in lowered[start:end] for h in _ASSIGNMENT_HINTS):
             continue
@@ -359,7 +302,7 @@ def scan(text: str, params: SecretScanParams = DEFAULT_SCAN_PARAMS) -> list[Find
     of the same family the earlier (then longer) one is kept.
     """
     found: list[tuple[int, Finding]] = []
-    for kind, hints, pattern in _PROVIDER_RULES:
+    for kind, hints, pattern in PROVIDER_RULES:
         if not any(hint in text for hint in hints):
             continue
         for m in pattern.finditer(text):
@@ -393,8 +336,163 @@ def ensure_no_secrets(text: str, params: SecretScanParams = DEFAULT_SCAN_PARAMS)
     contains a suspected credential."""
     findings = scan(text, params)
     if findings:
-        kinds: list[str] = []
-        for finding in findings:
-            if finding.kind not in kinds:
-                kinds.append(finding.kind)
-        raise SecretDetected(kinds)
+        raise SecretDetected(list(dict.fromkeys(f.kind for f in findings)))
+
+
+# --- every field of a write ---------------------------------------------------------------
+MAX_FIELD_DEPTH = 32
+# No rule can match in less: provider formats are 20+ characters, password values 8+, a URL
+# with a password 9+. Tags, short metadata values and keys are skipped without scanning.
+_MIN_SECRET_CHARS = 8
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_\-]{1,40}")
+
+
+@dataclass(frozen=True)
+class FieldFinding:
+    """A suspected credential in one field of a write.
+
+    ``field`` is a path: ``content``, ``tags[2]``, ``metadata.db.password``, or
+    ``metadata[key 0]`` when a mapping key is itself the secret (keys that are not plain
+    identifiers never appear in a path, so a path cannot leak a secret). ``start``/``end``
+    span the finding within that field's text.
+    """
+
+    field: str
+    kind: str
+    start: int
+    end: int
+
+
+class SecretInFields(SecretDetected):
+    """A write carried suspected credentials; the message names each kind and field, never
+    the value (``findings`` keeps the details)."""
+
+    def __init__(self, findings: list[FieldFinding]) -> None:
+        super().__init__(list(dict.fromkeys(f.kind for f in findings)))
+        self.findings = findings
+        places = list(dict.fromkeys(f"{f.field} ({f.kind})" for f in findings))
+        listed = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
+        self.args = (
+            f"{listed}: looks like a secret; remove it, or pass allow_secrets=true if storing "
+            "it is intended",
+        )
+
+
+def scan_fields(
+    fields: Mapping[str, Any],
+    params: SecretScanParams = DEFAULT_SCAN_PARAMS,
+    *,
+    max_depth: int = MAX_FIELD_DEPTH,
+) -> list[FieldFinding]:
+    """Suspected credentials in every text value of a write, each with its field path.
+
+    Walks strings, lists and mappings (keys and values) down to ``max_depth`` levels;
+    numbers, booleans, dates and ``None`` are skipped. A string under a mapping key is read
+    as ``key=value``, so ``{"password": "Tr0ub4dor&3x"}`` is caught like the assignment.
+    Raises InvalidInput for structures nested deeper than ``max_depth`` (they cannot be
+    screened, so they are not stored either).
+
+    >>> [(f.field, f.kind) for f in scan_fields({"content": "notes", "tags": ["ok", token]})]
+    [('tags[1]', 'github_token')]
+    """
+    found: list[FieldFinding] = []
+
+    def visit(path: str, text: str, key: str | None) -> tuple[str, bool]:
+        findings = _findings(path, text, key, params)
+        found.extend(findings)
+        return text, bool(findings)
+
+    for name, value in fields.items():
+        _walk(value, str(name), 1, max_depth, visit)
+    return found
+
+
+def redact_fields(
+    fields: Mapping[str, Any],
+    params: SecretScanParams = DEFAULT_SCAN_PARAMS,
+    *,
+    max_depth: int = MAX_FIELD_DEPTH,
+) -> tuple[dict[str, Any], list[FieldFinding]]:
+    """A copy of ``fields`` with every finding replaced by ``[REDACTED:<kind>]`` (mapping
+    keys included), and the findings; the input is not changed."""
+    found: list[FieldFinding] = []
+
+    def visit(path: str, text: str, key: str | None) -> tuple[str, bool]:
+        findings = _findings(path, text, key, params)
+        found.extend(findings)
+        return redact(text, [Finding(f.kind, f.start, f.end) for f in findings]), bool(findings)
+
+    out = {name: _walk(value, str(name), 1, max_depth, visit) for name, value in fields.items()}
+    return out, found
+
+
+def ensure_no_secrets_in_fields(
+    fields: Mapping[str, Any],
+    params: SecretScanParams = DEFAULT_SCAN_PARAMS,
+    *,
+    max_depth: int = MAX_FIELD_DEPTH,
+) -> None:
+    """Raise :class:`SecretInFields` (naming kinds and fields) if any field holds a secret."""
+    findings = scan_fields(fields, params, max_depth=max_depth)
+    if findings:
+        raise SecretInFields(findings)
+
+
+Visit = Callable[[str, str, "str | None"], tuple[str, bool]]
+
+
+def _findings(
+    path: str, text: str, key: str | None, params: SecretScanParams
+) -> list[FieldFinding]:
+    if len(text) < _MIN_SECRET_CHARS:
+        return []
+    if key is None:
+        return [FieldFinding(path, f.kind, f.start, f.end) for f in scan(text, params)]
+    # Read as an assignment, then keep what lies in the value (the key is scanned itself).
+    offset = len(key) + 1
+    return [
+        FieldFinding(path, f.kind, f.start - offset, f.end - offset)
+        for f in scan(f"{key}={text}", params)
+        if f.start >= offset
+    ]
+
+
+def _walk(
+    value: Any, path: str, depth: int, max_depth: int, visit: Visit, key: str | None = None
+) -> Any:
+    """``value`` rebuilt with ``visit`` applied to every string (keys included)."""
+    if isinstance(value, str):
+        return visit(path, value, key)[0]
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    if depth > max_depth:
+        raise InvalidInput(
+            f"{path}: nested deeper than {max_depth} levels; it cannot be screened for secrets"
+        )
+    if isinstance(value, Mapping):
+        return _walk_mapping(value, path, depth, max_depth, visit)
+    if isinstance(value, (list, tuple)):
+        items = [_walk(v, f"{path}[{i}]", depth + 1, max_depth, visit) for i, v in enumerate(value)]
+        return items if isinstance(value, list) else tuple(items)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):  # a pydantic model: screen its fields, rebuild it
+        walked = _walk_mapping(dump(), path, depth, max_depth, visit)
+        return type(value).model_validate(walked)
+    return value
+
+
+def _walk_mapping(
+    value: Mapping[Any, Any], path: str, depth: int, max_depth: int, visit: Visit
+) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for i, (raw_key, item) in enumerate(value.items()):
+        key_path = f"{path}[key {i}]"
+        is_text = isinstance(raw_key, str)
+        new_key, secret = visit(key_path, raw_key, None) if is_text else (raw_key, False)
+        clean = is_text and not secret and _PLAIN_KEY.fullmatch(raw_key)
+        item_path = f"{path}.{raw_key}" if clean else f"{path}[{i}]"
+        name = raw_key if isinstance(raw_key, str) else None
+        if new_key in out:  # two keys redacted to the same text
+            new_key = f"{new_key}#{i}"
+        out[new_key] = _walk(item, item_path, depth + 1, max_depth, visit, key=name)
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
+from memoryd import backup_manifest
 from memoryd.engine.context import EngineContext
 from memoryd.errors import ModelMismatch
 from memoryd.ledger import LedgerEntry, LedgerReport, verify_chain
@@ -77,11 +78,13 @@ def backup(ctx: EngineContext, path: Path) -> Path:
     """Write a consistent copy of the store to ``path`` (the store stays online)."""
     ctx.access.require_unrestricted("backup")
     ctx.store.backup(path)
+    backup_manifest.write_manifest(path)  # checksums and counts, checked by restore
     return path
 
 
 def restore(ctx: EngineContext, path: Path) -> None:
     """Replace the store's contents with the backup at ``path``."""
     ctx.access.require_unrestricted("restore")
+    backup_manifest.verify_backup(path)  # refuses before anything is replaced
     ctx.store.restore(path, expect_model=ctx.embedder.model_id)
     check_model(ctx, allow_mismatch=False)

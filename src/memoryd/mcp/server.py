@@ -3,7 +3,8 @@
 Every operation with ``tools`` becomes an MCP tool: its input model is the tool's input
 schema, its output model the output schema; results carry structured content and a
 readable text rendering. Engine errors become tool errors whose message reaches the
-model; unknown tools and bad arguments are tool errors too (nothing is written).
+model; unknown tools and bad arguments are tool errors too (nothing is written), numbers
+that are not finite or do not fit in 64 bits included (:mod:`memoryd.mcp.arguments`).
 
 The same server object serves stdio (``memoryd mcp``) and Streamable HTTP (mounted at
 ``/mcp`` by the REST app). Who calls is decided by ``caller_of``: stdio trusts the local
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memoryd import __version__
 from memoryd.errors import MemorydError
+from memoryd.mcp.arguments import check_numbers
 from memoryd.mcp.resources import add_resources
 from memoryd.operations import CALLER_SCOPE_KEY, Caller, Operation, as_text, select_tools
 
@@ -96,6 +98,7 @@ def _tool(name: str, op: Operation, engine_of: Callable[[], Engine], caller_of: 
     async def call(ctx: Context, **arguments: Any) -> CallToolResult:
         caller = caller_of(ctx)
         try:
+            check_numbers(arguments)
             engine = engine_of()
             run = functools.partial(op.run, engine, arguments, caller)
             result = await anyio.to_thread.run_sync(run)

@@ -1,0 +1,1 @@
+"""Security bench: what the hardening costs (see run.py)."""

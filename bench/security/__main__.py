@@ -1,0 +1,3 @@
+from bench.security.run import main
+
+main()

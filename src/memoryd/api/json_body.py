@@ -1,0 +1,109 @@
+"""Strict JSON request bodies for the REST routes.
+
+Python's ``json.loads`` accepts more than JSON: ``NaN``, ``Infinity`` and ``-Infinity``,
+numbers such as ``1e400`` that overflow to infinity, a UTF-8 byte order mark (when given
+bytes), and integers of any size. Each of those reached the engine or the response encoder
+and ended in a 500. :func:`parse_json_body` accepts RFC 8259 JSON only, with numbers a
+64-bit double or integer can hold, nested at most :data:`MAX_DEPTH` levels, and raises
+``json.JSONDecodeError`` (FastAPI's 422 ``json_invalid``) with a message that says what is
+wrong. :class:`StrictJSONRoute` makes a FastAPI route parse its body with it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from typing import Any, Callable, Coroutine
+
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
+
+from memoryd.mcp.arguments import INT_MAX, INT_MIN
+
+MAX_DEPTH = 64
+
+
+class _Refused(ValueError):
+    """A value json.loads would accept but memoryd does not (``token``: its text)."""
+
+    def __init__(self, message: str, token: str) -> None:
+        super().__init__(message)
+        self.token = token
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number (numbers must be finite)", name)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"number {text[:40]} is out of range", text)
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text) > 20:
+        raise _Refused(f"integer {text[:24]}… is out of range (64-bit integers only)", text)
+    value = int(text)
+    if not INT_MIN <= value <= INT_MAX:
+        raise _Refused(f"integer {text} is out of range (64-bit integers only)", text)
+    return value
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON, computed without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return deepest
+
+
+def parse_json_body(body: bytes) -> Any:
+    """Parse a request body as strict JSON; raises json.JSONDecodeError saying why not.
+
+    >>> parse_json_body(b'{"importance": 0.5}')
+    {'importance': 0.5}
+    """
+    if body.startswith(codecs.BOM_UTF8):
+        raise json.JSONDecodeError("a UTF-8 byte order mark is not allowed", "", 0)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise json.JSONDecodeError("the body is not valid UTF-8", "", exc.start) from None
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except _Refused as exc:  # where (the first occurrence of) the refused token is
+        raise json.JSONDecodeError(str(exc), text, max(text.find(exc.token), 0)) from None
+    except RecursionError:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", text, 0) from None
+    if _depth(value) > MAX_DEPTH:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", text, 0)
+    return value
+
+
+class StrictJSONRequest(Request):
+    """A request whose ``json()`` is :func:`parse_json_body`."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = parse_json_body(await self.body())
+        return self._json
+
+
+class StrictJSONRoute(APIRoute):
+    """An APIRoute that reads its JSON body strictly (see the module docstring)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def strict(request: Request) -> Response:
+            return await handler(StrictJSONRequest(request.scope, request.receive))
+
+        return strict

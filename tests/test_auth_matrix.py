@@ -1,0 +1,287 @@
+"""The auth matrix: every REST route and every MCP tool, called by every kind of caller through
+the real server (the real auth path), on both backends.
+
+Each cell's expected outcome follows from three rules: no usable key (none, bad, revoked) is
+401; a key without the operation's scope is 403; a key bound to a scope or agent is 403 on
+operations that are not available to bound keys. Everything else succeeds. The isolation of
+bound keys (what they may see and change) is tested in test_isolation.py.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import pytest
+from security_world import (
+    BOUND,
+    CALLERS,
+    SCOPES_OF,
+    UNAUTHENTICATED,
+    World,
+    unique_text,
+    world_fixture,
+)
+
+from memoryd.api.routes import BINDINGS
+from memoryd.keys import grants
+from memoryd.operations import tool_operations
+
+WRITERS = ("writer", "admin", "scoped", "bot", "labeller")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def world(request, shared_embedder, tmp_path_factory) -> Iterator[World]:
+    yield from world_fixture(request, shared_embedder, tmp_path_factory)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call: the route (or tool) and arguments, the scope it needs, where bound keys may go.
+
+    Placeholders in paths and bodies: ``{own}`` a memory in the caller's view, ``{fresh}`` a new
+    one of those (for destructive calls), ``{key}`` a new API key id, ``{text}`` new content.
+    """
+
+    name: str
+    target: str  # "METHOD /path" or "tool:<name>"
+    args: dict[str, Any] | None
+    scope: str
+    bound_ok: bool = True
+    status: int = 200
+
+
+def _messages() -> list[dict[str, str]]:
+    return [{"role": "user", "content": "I prefer {text} for breakfast."}]
+
+
+REST_CASES: list[Case] = [
+    Case("bridge search", "POST /search", {"query": "release train"}, "read"),
+    Case("bridge ingest", "POST /ingest", {"content": "{text}"}, "write"),
+    Case("bridge smart_ingest", "POST /smart_ingest", {"content": "{text}"}, "write"),
+    Case("bridge promote", "POST /promote", {"id": "{own}"}, "write"),
+    Case("bridge demote", "POST /demote", {"id": "{own}"}, "write"),
+    Case("memory get", "POST /memory", {"action": "get", "id": "{own}"}, "read"),
+    Case("memory state", "POST /memory", {"action": "state", "id": "{own}"}, "read"),
+    Case("memory history", "POST /memory", {"action": "history", "id": "{own}"}, "read"),
+    Case("memory versions", "POST /memory", {"action": "versions", "id": "{own}"}, "read"),
+    Case("memory promote", "POST /memory", {"action": "promote", "id": "{own}"}, "write"),
+    Case("memory demote", "POST /memory", {"action": "demote", "id": "{own}"}, "write"),
+    Case("memory edit", "POST /memory", {"action": "edit", "id": "{own}", "tags": ["e"]}, "write"),
+    Case("memory delete", "POST /memory", {"action": "delete", "id": "{fresh}"}, "write"),
+    Case("memory purge", "POST /memory", {"action": "purge", "id": "{fresh}"}, "admin"),
+    Case("codebase context", "POST /codebase", {"action": "get_context", "codebase": "x"}, "read"),
+    Case(
+        "codebase decision",
+        "POST /codebase",
+        {"action": "remember_decision", "codebase": "x", "decision": "{text}"},
+        "write",
+    ),
+    Case(
+        "codebase pattern",
+        "POST /codebase",
+        {"action": "remember_pattern", "codebase": "x", "name": "p", "description": "{text}"},
+        "write",
+    ),
+    Case("intention list", "POST /intention", {"action": "list"}, "read"),
+    Case("intention check", "POST /intention", {"action": "check", "context": {}}, "read"),
+    Case(
+        "intention set",
+        "POST /intention",
+        {"action": "set", "description": "{text}", "trigger": {"type": "event", "event": "e"}},
+        "write",
+    ),
+    Case("recall", "POST /recall", {"prompt": "release train"}, "read"),
+    Case("capture", "POST /capture", {"messages": "{messages}", "session_key": "{text}"}, "write"),
+    Case("flush", "POST /flush", {"messages": "{messages}"}, "write"),
+    Case("session warm", "POST /session/warm", {"session_key": "s"}, "read"),
+    Case("create", "POST /api/v1/memories", {"content": "{text}"}, "write", status=201),
+    Case("list", "GET /api/v1/memories", {"limit": 5}, "read"),
+    Case("get", "GET /api/v1/memories/{own}", None, "read"),
+    Case("patch", "PATCH /api/v1/memories/{own}", {"tags": ["p"]}, "write"),
+    Case("delete", "DELETE /api/v1/memories/{fresh}", None, "write"),
+    Case("delete purge", "DELETE /api/v1/memories/{fresh}", {"purge": True}, "admin"),
+    Case("history", "GET /api/v1/memories/{own}/history", None, "read"),
+    Case("neighbours", "GET /api/v1/memories/{own}/neighbours", None, "read"),
+    Case("promote", "POST /api/v1/memories/{own}/promote", {"reason": "r"}, "write"),
+    Case("demote", "POST /api/v1/memories/{own}/demote", None, "write"),
+    Case("search", "POST /api/v1/search", {"query": "release train"}, "read"),
+    Case("api recall", "POST /api/v1/recall", {"prompt": "release train"}, "read"),
+    Case("consolidate dry", "POST /api/v1/consolidate", {"dry_run": True}, "read", False),
+    Case("gc dry", "POST /api/v1/gc", {}, "admin", False),
+    Case("stats", "GET /api/v1/stats", None, "read", False),
+    Case("journal", "GET /api/v1/journal", {"day": "2026-01-02"}, "read", False),
+    Case("keys list", "GET /api/v1/keys", None, "admin", False),
+    Case("keys create", "POST /api/v1/keys", {"label": "{text}"}, "admin", False, status=201),
+    Case("keys revoke", "DELETE /api/v1/keys/{key}", None, "admin", False),
+    Case("ledger", "GET /api/v1/ledger", {"limit": 3}, "admin", False),
+    Case("ledger verify", "GET /api/v1/ledger/verify", None, "admin", False),
+]
+
+TOOL_CASES: list[Case] = [
+    Case("search", "tool:search", {"query": "release train"}, "read"),
+    Case("recall", "tool:recall", {"prompt": "release train"}, "read"),
+    Case("smart_ingest", "tool:smart_ingest", {"content": "{text}"}, "write"),
+    Case("ingest", "tool:ingest", {"items": [{"content": "{text}"}]}, "write"),
+    Case("memory get", "tool:memory", {"action": "get", "id": "{own}"}, "read"),
+    Case("memory promote", "tool:memory", {"action": "promote", "id": "{own}"}, "write"),
+    Case("memory delete", "tool:memory", {"action": "delete", "id": "{fresh}"}, "write"),
+    Case("memory purge", "tool:memory", {"action": "purge", "id": "{fresh}"}, "admin"),
+    Case("memory_store", "tool:memory_store", {"summary": "{text}"}, "write"),
+    Case("memory_recall", "tool:memory_recall", {"query": "release train"}, "read"),
+    Case("codebase context", "tool:codebase", {"action": "get_context", "codebase": "x"}, "read"),
+    Case(
+        "codebase decision",
+        "tool:codebase",
+        {"action": "remember_decision", "codebase": "x", "decision": "{text}"},
+        "write",
+    ),
+    Case("intention list", "tool:intention", {"action": "list"}, "read"),
+    Case(
+        "intention set",
+        "tool:intention",
+        {"action": "set", "description": "{text}", "trigger": {"type": "event", "event": "e"}},
+        "write",
+    ),
+    Case("explore", "tool:explore", {"id": "{own}"}, "read"),
+    Case("consolidate dry", "tool:consolidate", {"dry_run": True}, "read", False),
+    Case("stats", "tool:stats", {}, "read", False),
+    Case("health", "tool:health", {}, "read"),
+]
+
+
+def expected(caller: str, case: Case) -> int:
+    """The status (or, for tools, the status the tool error stands for) of one cell."""
+    if caller in UNAUTHENTICATED:
+        return 401
+    if not grants(SCOPES_OF[caller], case.scope):
+        return 403
+    if caller in BOUND and not case.bound_ok:
+        return 403
+    return case.status
+
+
+PLACEHOLDER_ID = "00000000-0000-4000-8000-000000000000"
+
+
+def _fill(value: Any, world: World, caller: str, real: bool = True) -> Any:
+    """Replace the placeholders of a case with fresh text and ids: real ones when the call
+    should succeed, a placeholder when it must be refused before any lookup."""
+    if isinstance(value, dict):
+        return {k: _fill(v, world, caller, real) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, world, caller, real) for v in value]
+    if value == "{messages}":
+        return _fill(_messages(), world, caller, real)
+    if not isinstance(value, str):
+        return value
+    if not real:
+        for name in ("{own}", "{fresh}", "{key}"):
+            value = value.replace(name, PLACEHOLDER_ID)
+    if "{own}" in value or "{fresh}" in value:
+        author = caller if caller in WRITERS else "admin"
+        value = value.replace("{own}", _own(world, caller, author))
+        value = value.replace("{fresh}", world.create(author)["id"])
+    if "{key}" in value:
+        with world.client("admin") as admin:
+            made = admin.post("/api/v1/keys", json={"label": unique_text("k")[:100]})
+        value = value.replace("{key}", made.json()["key"]["id"])
+    return value.replace("{text}", unique_text())
+
+
+_OWN: dict[tuple[int, str], str] = {}
+
+
+def _own(world: World, caller: str, author: str) -> str:
+    """One memory per caller and world, in the caller's view."""
+    key = (id(world), caller)
+    if key not in _OWN:
+        _OWN[key] = world.create(author)["id"]
+    return _OWN[key]
+
+
+def test_the_matrix_covers_every_route_and_tool():
+    routes = {f"{b.method} {b.path}" for b in BINDINGS}
+    covered = {c.target.replace("{own}", "{id}").replace("{fresh}", "{id}") for c in REST_CASES}
+    covered = {t.replace("/api/v1/keys/{key}", "/api/v1/keys/{id}") for t in covered}
+    assert routes == covered
+    assert {c.target.removeprefix("tool:") for c in TOOL_CASES} == set(tool_operations())
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_every_route_answers_each_caller_as_expected(world: World, caller: str):
+    wrong = []
+    for case in REST_CASES:
+        method, path = case.target.split(" ", 1)
+        want = expected(caller, case)
+        path = _fill(path, world, caller, want < 300)
+        args = _fill(case.args, world, caller, want < 300)
+        with world.client(caller) as client:
+            if method in ("GET", "DELETE"):
+                response = client.request(method, path, params=args)
+            else:
+                response = client.request(method, path, json=args)
+        body = response.json()
+        code = body.get("code") if isinstance(body, dict) else None
+        want_code = {401: "unauthorized", 403: "forbidden"}.get(want)
+        if response.status_code != want or (want_code and code != want_code):
+            wrong.append(f"{case.name}: {response.status_code} (want {want}) {response.text[:200]}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("caller", [c for c in CALLERS if c not in UNAUTHENTICATED])
+def test_every_tool_answers_each_caller_as_expected(world: World, caller: str):
+    calls = [
+        (c.target.removeprefix("tool:"), _fill(c.args, world, caller, expected(caller, c) < 300))
+        for c in TOOL_CASES
+    ]
+    statuses, results, error = world.mcp(caller, calls)
+    assert error is None, repr(error)
+    assert statuses and set(statuses) == {200}
+    wrong = []
+    for case, result in zip(TOOL_CASES, results):
+        want = expected(caller, case)
+        text = result.content[0].text if result.content else ""
+        if want == 403:
+            denied = result.is_error and (
+                "needs the" in text or "not available to a key bound" in text
+            )
+            if not denied:
+                wrong.append(f"{case.name}: not refused: {text[:200]}")
+        elif result.is_error or not result.structured_content:
+            wrong.append(f"{case.name}: failed: {text[:200]}")
+        else:
+            json.dumps(result.structured_content)  # structured, serialisable
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("caller", UNAUTHENTICATED)
+def test_mcp_without_a_usable_key_is_refused_with_401(world: World, caller: str):
+    statuses, results, error = world.mcp(caller, [("search", {"query": "x"})])
+    assert error is not None and results == []
+    assert statuses and set(statuses) == {401}, statuses
+    with world.client(caller) as client:
+        raw = client.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+    assert raw.status_code == 401 and raw.headers["www-authenticate"] == "Bearer"
+    assert ("revoked" in raw.json()["error"]) == (caller == "revoked")
+
+
+def test_denied_writes_store_nothing(world: World):
+    """The 401 and 403 cells of write routes changed nothing (counted by the engine)."""
+    engine = world.server.engine
+    writes = [
+        (*case.target.split(" ", 1), _fill(case.args, world, "admin"))
+        for case in REST_CASES
+        if case.scope != "read" and "{" not in case.target
+    ]
+    before = engine.store.count()
+    for caller in ("none", "bad", "revoked", "reader"):
+        with world.client(caller) as client:
+            for method, path, args in writes:
+                assert client.request(method, path, json=args).status_code in (401, 403)
+    assert engine.store.count() == before
