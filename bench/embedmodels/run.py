@@ -1,0 +1,162 @@
+"""Choose memoryd's embedding model (and a re-ranker) by evidence.
+
+    .venv/bin/python -m bench.embedmodels.packages   # 1. install + offline load test per package
+    .venv/bin/python -m bench.embedmodels            # 2. recall, speed, re-ranking, report
+    .venv/bin/python -m bench.embedmodels --quick    # smoke run: 3 conversations, 1 speed round
+
+Reads ``bench/.cache/embedmodels/packages.json`` (step 1), then for every embedder that loads
+offline: its vectors for BEAM messages and questions (cached), recall through memoryd's own
+pipeline (``recall.py``), speed in fresh processes (``speed.py``); for every re-ranker that
+loads: re-ranking of the shipped pipeline's top 20/50 (``rerank.py``). MiniLM
+(``minilm-torch``, memoryd's default) is the baseline in the same run. Writes
+``bench/results/embedmodels.{json,md}`` (``--quick``: ``embedmodels_quick.*``). Exits 0 with a
+message when the BEAM data is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench.common import machine_info, write_results  # noqa: E402
+from bench.embedmodels import recall, rerank, report, speed, texts  # noqa: E402
+from bench.embedmodels.candidates import BY_NAME  # noqa: E402
+from bench.embedmodels.packages import PACKAGES_JSON, run_worker  # noqa: E402
+
+BASELINE = "minilm-torch"
+QUICK_CONVERSATIONS = 3
+_started = time.perf_counter()
+
+
+def log(message: str) -> None:
+    print(f"[{time.perf_counter() - _started:7.1f}s] {message}", flush=True)
+
+
+def same_model(rec: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Whether ``rec`` packages the weights of ``other``: the same weight file (sha256) or,
+    where no hash was taken, the same probe vectors (cosines to 4 decimals)."""
+    mine, theirs = set(rec.get("weights_sha256", {}).values()), set(other.get("weights_sha256", {}).values())
+    if mine and theirs:
+        return bool(mine & theirs)
+    keys = ("cos_paraphrase", "cos_unrelated", "dims")
+    p, o = rec.get("probe", {}), other.get("probe", {})
+    return all(p.get(k) is not None and p.get(k) == o.get(k) for k in keys)
+
+
+def select(packages: dict[str, Any], wanted: set[str]) -> tuple[list[str], list[str], dict[str, str]]:
+    """Embedders and re-rankers to measure, and the ones skipped with the reason."""
+    base = packages.get(BASELINE)
+    if not base or not base.get("loads_offline"):
+        raise SystemExit(f"the baseline {BASELINE} did not load; run bench.embedmodels.packages first")
+    embedders, rerankers, skipped = [BASELINE], [], {}
+    for name, rec in packages.items():
+        if name == BASELINE or (wanted and name not in wanted):
+            continue
+        twin = next((m for m in embedders if same_model(rec, packages[m])), None)
+        if not rec.get("loads_offline"):
+            skipped[name] = "does not load offline"
+        elif rec["kind"] == "reranker":
+            rerankers.append(name)
+        elif twin:
+            skipped[name] = f"same model as {twin}"
+        else:
+            embedders.append(name)
+    return embedders, rerankers, skipped
+
+
+def embed_fn(model: str):
+    candidate = BY_NAME[model]
+
+    def embed(texts_file: Path, role: str, out: Path) -> dict[str, Any]:
+        return run_worker(candidate, ["embed", model, "--texts", str(texts_file), "--role", role,
+                                      "--out", str(out)], timeout=6 * 3600)
+
+    return embed
+
+
+def recall_all(models: list[str], limit: int | None, depth: int) -> tuple[dict[str, Any], Any]:
+    data = texts.load_beam(limit)
+    if data is None:
+        return {}, None
+    log(f"BEAM: {len(data.conversations)} conversations, {len(data.docs)} messages, "
+        f"{len(data.questions)} questions")
+    results: dict[str, Any] = {}
+    for m in models:
+        try:
+            docs = texts.vectors_for(m, data.docs, "doc", embed_fn(m), log)
+            qs = texts.vectors_for(m, data.questions, "query", embed_fn(m), log)
+        except RuntimeError as exc:
+            results[m] = {"error": str(exc)}
+            log(f"  {m}: {exc}")
+            continue
+        results[m] = recall.evaluate(m, data.conversations, docs, qs, log,
+                                     extra_depth=depth if m == BASELINE else 0)
+    return results, data
+
+
+def rerank_all(rerankers: list[str], base: dict[str, Any], data: Any) -> dict[str, Any]:
+    content = {(c.number, str(m.id)): m.content for c in data.conversations for m in c.messages}
+    out = {}
+    for name in rerankers:
+        cand = BY_NAME[name]
+
+        def score_file(pairs: Path, dest: Path, cand=cand, name=name) -> dict[str, Any]:
+            return run_worker(cand, ["rerank", name, "--pairs", str(pairs), "--out", str(dest)],
+                              timeout=6 * 3600)
+
+        log(f"re-ranking with {name}")
+        out[name] = rerank.run(name, base["questions"], content, score_file,
+                               f"hybrid@{max(rerank.DEPTHS)}")
+    return out
+
+
+def speed_all(models: list[str], rounds: int) -> dict[str, Any]:
+    short, queries = texts.short_memories()
+    tf, qf = str(texts.write_texts(short)), str(texts.write_texts(queries))
+    measured = speed.measure(models, lambda m, args: run_worker(BY_NAME[m], args, timeout=3600),
+                             tf, qf, rounds, log)
+    return {"models": measured, "budgets": speed.projections(measured, BASELINE),
+            "short_texts": len(short), "queries": len(queries)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--quick", action="store_true", help="3 conversations, 1 speed round")
+    ap.add_argument("--models", default="", help="comma-separated model names (default: all)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved speed rounds")
+    ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--skip-rerank", action="store_true")
+    a = ap.parse_args(argv)
+    if not PACKAGES_JSON.exists():
+        raise SystemExit("no package probe yet: run `python -m bench.embedmodels.packages` first")
+    packages = json.loads(PACKAGES_JSON.read_text())
+    wanted = {m.strip() for m in a.models.split(",") if m.strip()}
+    embedders, rerankers, skipped = select(packages, wanted)
+    log(f"embedders: {embedders}; re-rankers: {rerankers}; skipped: {skipped}")
+    limit = QUICK_CONVERSATIONS if a.quick else None
+    depth = max(rerank.DEPTHS) if rerankers and not a.skip_rerank else 0
+    recalls, data = recall_all(embedders, limit, depth)
+    if data is None:
+        print("BEAM data not found (../shared/data/beam or $MEMORYD_BEAM_DIR): nothing to measure")
+        return
+    reranks = {} if a.skip_rerank else rerank_all(rerankers, recalls[BASELINE], data)
+    speeds = {} if a.skip_speed else speed_all(embedders, 1 if a.quick else a.rounds)
+    result = report.build(packages=packages, skipped=skipped, recalls=recalls, reranks=reranks,
+                          speeds=speeds, baseline=BASELINE, conversations=len(data.conversations),
+                          command=" ".join(["python -m bench.embedmodels", *(argv or sys.argv[1:])]),
+                          machine=machine_info(), seconds=round(time.perf_counter() - _started))
+    name = "embedmodels_quick" if a.quick else "embedmodels"
+    paths = write_results(name, result, report.markdown(result))
+    log(f"wrote {', '.join(str(p) for p in paths)}")
+
+
+if __name__ == "__main__":
+    main()
