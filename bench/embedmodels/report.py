@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from bench.common import md_table
-from bench.embedmodels.recall import MODES, paired
+from bench.embedmodels.recall import MODES, aggregate, paired
 
 DECISION_RULE = (
     "Switch the default only if (1) recall rises: hybrid as shipped gains hit@5 or hit@10 over "
@@ -23,6 +23,11 @@ def _recall_entry(res: dict[str, Any], base: dict[str, Any] | None) -> dict[str,
         return {"error": res["error"]}
     out: dict[str, Any] = {"by_mode": res["by_mode"], "seconds": res["seconds"],
                            "questions": len(res["questions"])}
+    if res.get("subset_conversations") and base is not None:
+        keys = {q.key for q in res["questions"]}
+        same = [q for q in base["questions"] if q.key in keys]
+        out["subset_conversations"] = res["subset_conversations"]
+        out["baseline_same_questions"] = {mode: aggregate(same, mode) for mode in MODES}
     if base is not None and base is not res:
         out["vs_baseline"] = {
             mode: {metric: paired(base["questions"], res["questions"], mode, metric)
@@ -91,6 +96,11 @@ def recall_table(result: dict[str, Any]) -> str:
         for mode in MODES:
             if name != result["baseline"] and mode == "keyword":
                 continue  # keyword search does not use the model
+            if r.get("subset_conversations") and mode != "keyword":
+                b = r["baseline_same_questions"][mode]["overall"]
+                rows.append([f"{result['baseline']} (same {r['subset_conversations']} conversations)",
+                             mode, b["hit@1"], b["hit@5"], b["hit@10"], b["recall@5"],
+                             b["recall@10"], b["mrr@10"], ""])
             m = r["by_mode"][mode]["overall"]
             vs = r.get("vs_baseline", {}).get(mode.split(":")[0] if mode != "hybrid:fusion" else "", {})
             sig = vs.get("hit@5")
@@ -106,7 +116,7 @@ def ability_table(result: dict[str, Any], mode: str) -> str:
     if not models:
         return ""
     abilities = [a for a in result["recall"][models[0]]["by_mode"][mode] if a != "overall"]
-    rows = [[a] + [result["recall"][m]["by_mode"][mode][a]["hit@5"] for m in models]
+    rows = [[a] + [result["recall"][m]["by_mode"][mode].get(a, {}).get("hit@5", "-") for m in models]
             for a in abilities]
     return md_table(["ability (hit@5, " + mode + ")"] + models, rows)
 

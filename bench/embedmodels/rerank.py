@@ -19,7 +19,7 @@ from bench.embedmodels.recall import Question, aggregate, paired
 from bench.embedmodels.texts import WORK
 
 DEPTHS = (20, 50)
-MAX_CHARS = 2000  # the re-rankers truncate anyway; keeps the pairs file small
+MAX_CHARS = 1000  # first 1,000 characters of each memory (the evidence is mostly short)
 
 
 def reranked(questions: Sequence[Question], depth: int, scores: Sequence[Sequence[float]],
@@ -52,7 +52,7 @@ def run(name: str, questions: Sequence[Question], content: Mapping[tuple[int, st
             result["error"] = status.get("error")
             return result
         data = json.loads(out.read_text(encoding="utf-8"))
-        ms = [m for m, it in zip(data["ms"], items) if len(it["docs"]) == depth]
+        ms = [m for m, it in zip(data["ms"], items) if len(it["docs"]) == depth]  # full lists only
         rq = reranked(questions, depth, data["scores"], source)
         label = f"rerank@{depth}"
         result["depths"][depth] = {

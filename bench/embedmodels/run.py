@@ -32,6 +32,8 @@ from bench.embedmodels.candidates import BY_NAME  # noqa: E402
 from bench.embedmodels.packages import PACKAGES_JSON, run_worker  # noqa: E402
 
 BASELINE = "minilm-torch"
+MIXED_QUERIES = "minilm-int8-onnx"
+MIXED = "mixed: int8-onnx queries on a minilm-torch store"
 QUICK_CONVERSATIONS = 3
 _started = time.perf_counter()
 
@@ -82,23 +84,37 @@ def embed_fn(model: str):
     return embed
 
 
-def recall_all(models: list[str], limit: int | None, depth: int) -> tuple[dict[str, Any], Any]:
+def recall_all(models: list[str], limit: int | None, depth: int,
+               subsets: dict[str, int]) -> tuple[dict[str, Any], Any]:
     data = texts.load_beam(limit)
     if data is None:
         return {}, None
     log(f"BEAM: {len(data.conversations)} conversations, {len(data.docs)} messages, "
         f"{len(data.questions)} questions")
     results: dict[str, Any] = {}
+    vectors: dict[str, tuple[dict, dict]] = {}
     for m in models:
+        part = data
+        if m in subsets and subsets[m] < len(data.conversations):
+            part = texts.load_beam(subsets[m])  # the first N conversations only
+            log(f"  {m}: on the first {subsets[m]} conversations ({len(part.questions)} questions)")
         try:
-            docs = texts.vectors_for(m, data.docs, "doc", embed_fn(m), log)
-            qs = texts.vectors_for(m, data.questions, "query", embed_fn(m), log)
+            docs = texts.vectors_for(m, part.docs, "doc", embed_fn(m), log)
+            qs = texts.vectors_for(m, part.questions, "query", embed_fn(m), log)
         except RuntimeError as exc:
             results[m] = {"error": str(exc)}
             log(f"  {m}: {exc}")
             continue
-        results[m] = recall.evaluate(m, data.conversations, docs, qs, log,
+        vectors[m] = (docs, qs)
+        results[m] = recall.evaluate(m, part.conversations, docs, qs, log,
                                      extra_depth=depth if m == BASELINE else 0)
+        if part is not data:
+            results[m]["subset_conversations"] = len(part.conversations)
+    if BASELINE in vectors and MIXED_QUERIES in vectors:
+        # A store embedded by MiniLM (torch) searched with int8 ONNX query vectors: what a
+        # store that switched runtime without `memoryd reembed` would see.
+        results[MIXED] = recall.evaluate(MIXED, data.conversations, vectors[BASELINE][0],
+                                         vectors[MIXED_QUERIES][1], log)
     return results, data
 
 
@@ -118,13 +134,26 @@ def rerank_all(rerankers: list[str], base: dict[str, Any], data: Any) -> dict[st
     return out
 
 
-def speed_all(models: list[str], rounds: int) -> dict[str, Any]:
+SPEED_JSON = texts.WORK / "speed.json"
+
+
+def speed_all(models: list[str], rounds: int, reuse: bool) -> dict[str, Any]:
+    """Speed of every model (or the saved run of ``--speed-only``, when it covers them)."""
+    if reuse and SPEED_JSON.exists():
+        saved = json.loads(SPEED_JSON.read_text())
+        if set(models) <= set(saved["models"]):
+            log(f"speed: reusing {SPEED_JSON} ({saved['started']})")
+            return saved
     short, queries = texts.short_memories()
     tf, qf = str(texts.write_texts(short)), str(texts.write_texts(queries))
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     measured = speed.measure(models, lambda m, args: run_worker(BY_NAME[m], args, timeout=3600),
                              tf, qf, rounds, log)
-    return {"models": measured, "budgets": speed.projections(measured, BASELINE),
-            "short_texts": len(short), "queries": len(queries)}
+    out = {"started": started, "rounds": rounds, "models": measured,
+           "budgets": speed.projections(measured, BASELINE), "short_texts": len(short),
+           "queries": len(queries)}
+    SPEED_JSON.write_text(json.dumps(out, indent=2))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,7 +161,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="3 conversations, 1 speed round")
     ap.add_argument("--models", default="", help="comma-separated model names (default: all)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved speed rounds")
+    ap.add_argument("--subset", default="",
+                    help="slow models on the first N conversations only, e.g. e5-small-q4=6")
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--speed-only", action="store_true",
+                    help="measure speed only (saved for the next full run to reuse)")
+    ap.add_argument("--fresh-speed", action="store_true", help="do not reuse a saved speed run")
     ap.add_argument("--skip-rerank", action="store_true")
     a = ap.parse_args(argv)
     if not PACKAGES_JSON.exists():
@@ -141,14 +175,20 @@ def main(argv: list[str] | None = None) -> None:
     wanted = {m.strip() for m in a.models.split(",") if m.strip()}
     embedders, rerankers, skipped = select(packages, wanted)
     log(f"embedders: {embedders}; re-rankers: {rerankers}; skipped: {skipped}")
+    if a.speed_only:
+        speed_all(embedders, a.rounds, reuse=False)
+        log(f"wrote {SPEED_JSON}")
+        return
     limit = QUICK_CONVERSATIONS if a.quick else None
     depth = max(rerank.DEPTHS) if rerankers and not a.skip_rerank else 0
-    recalls, data = recall_all(embedders, limit, depth)
+    subsets = {k: int(v) for k, v in (x.split("=") for x in a.subset.split(",") if x.strip())}
+    recalls, data = recall_all(embedders, limit, depth, subsets)
     if data is None:
         print("BEAM data not found (../shared/data/beam or $MEMORYD_BEAM_DIR): nothing to measure")
         return
     reranks = {} if a.skip_rerank else rerank_all(rerankers, recalls[BASELINE], data)
-    speeds = {} if a.skip_speed else speed_all(embedders, 1 if a.quick else a.rounds)
+    speeds = {} if a.skip_speed else speed_all(embedders, 1 if a.quick else a.rounds,
+                                               reuse=not a.fresh_speed)
     result = report.build(packages=packages, skipped=skipped, recalls=recalls, reranks=reranks,
                           speeds=speeds, baseline=BASELINE, conversations=len(data.conversations),
                           command=" ".join(["python -m bench.embedmodels", *(argv or sys.argv[1:])]),

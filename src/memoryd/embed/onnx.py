@@ -190,6 +190,9 @@ def _session(ort: Any, path: Path, threads: int) -> Any:
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
+    # Idle pool threads sleep instead of spinning: on a machine shared with agents and
+    # other processes, spinning threads take cores the busy ones need.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
