@@ -83,17 +83,21 @@ def test_select_skips_twins_and_models_that_do_not_load() -> None:
 def test_budget_projections_swap_the_model_runtime() -> None:
     ref = speed._store_numbers()  # memoryd's own committed 100k results
     speeds = {
-        "minilm-torch": {"query_p50_ms": 10.0, "docs_per_s_batch64": 150.0, "model_rss_mb": 300.0,
-                         "spawn_to_first_query_s": 6.0},
-        "fast": {"query_p50_ms": 2.0, "docs_per_s_batch64": 3000.0, "model_rss_mb": 100.0,
-                 "spawn_to_first_query_s": 0.5},
+        "minilm-torch": {"query_p50_ms": 90.0, "query_cpu_p50_ms": 10.0, "docs_per_s_batch64": 20.0,
+                         "docs_per_cpu_s_batch64": 150.0, "model_rss_mb": 300.0, "load_s": 30.0,
+                         "load_cpu_s": 6.0, "first_query_cpu_ms": 50.0},
+        "fast": {"query_p50_ms": 9.0, "query_cpu_p50_ms": 2.0, "docs_per_s_batch64": 300.0,
+                 "docs_per_cpu_s_batch64": 3000.0, "model_rss_mb": 100.0, "load_s": 3.0,
+                 "load_cpu_s": 0.4, "first_query_cpu_ms": 20.0},
     }
     out = speed.projections(speeds, "minilm-torch")
     fast = out["fast"]
+    # CPU times, not the load-stretched wall times, feed the projections
     assert fast["search_p50_ms"] == pytest.approx(ref["search_p50_ms_no_embedding"] + 2.0, abs=0.05)
     assert fast["rss_mb"] == pytest.approx(ref["rss_100k_with_minilm_mb"] - 200.0, abs=0.05)
     expected_rate = 1 / (1 / ref["store_add_many_per_s"] + 1 / 3000.0)
     assert fast["import_per_s"] == pytest.approx(expected_rate, abs=0.1)
+    assert fast["first_query_cpu_s"] == pytest.approx(0.42)
     assert fast["first_query_ok"] and not out["minilm-torch"]["first_query_ok"]
 
 

@@ -130,30 +130,38 @@ def speed_table(result: dict[str, Any]) -> str:
             rows.append([name, s["error"][:60]] + [""] * 10)
             continue
         b = budgets.get(name, {})
-        rows.append([name, s["load_s"], s["spawn_to_first_query_s"], s["query_p50_ms"],
-                     s["docs_per_s_batch64"], s["model_rss_mb"],
+        rows.append([name, f"{s['load_s']:.1f} ({s.get('load_cpu_s', 0):.1f})",
+                     f"{s['spawn_to_first_query_s']:.1f}",
+                     f"{s['query_p50_ms']:.1f} ({s.get('query_cpu_p50_ms', 0):.1f})",
+                     f"{s['docs_per_s_batch64']:.0f} ({s.get('docs_per_cpu_s_batch64', 0):.0f})",
+                     f"{s['model_rss_mb']:.0f}",
                      f"{_fmt(b.get('search_p50_ms'), 1)} ({_fmt(b.get('search_ok'))})",
                      f"{_fmt(b.get('import_per_s'), 0)} ({_fmt(b.get('import_ok'))})",
                      f"{_fmt(b.get('rss_mb'), 0)} ({_fmt(b.get('rss_ok'))})",
+                     f"{_fmt(b.get('first_query_cpu_s'), 2)} ({_fmt(b.get('first_query_ok'))})",
                      result["packages"].get(name, {}).get("site_packages_mb")])
-    return md_table(["model", "load s", "spawn to 1st query s", "query p50 ms",
-                     "texts/s (batch 64)", "model RSS MB", "search p50 @100k ms (ok)",
-                     "import /s (ok)", "RSS @100k MB (ok)", "install MB"], rows)
+    return md_table(["model", "load s wall (CPU)", "spawn to 1st query s wall",
+                     "query p50 ms wall (CPU)", "texts/s batch 64 wall (per CPU-s)",
+                     "model RSS MB", "search p50 @100k ms (ok)", "import /s (ok)",
+                     "RSS @100k MB (ok)", "load + 1st query CPU s (<= 1.5)", "venv MB"], rows)
 
 
 def rerank_table(result: dict[str, Any]) -> str:
     rows = []
     for name, r in result.get("rerank", {}).items():
         if "error" in r:
-            rows.append([name, "error", r["error"][:80]] + [""] * 6)
+            rows.append([name, "error", r["error"][:80]] + [""] * 8)
         for depth, d in r.get("depths", {}).items():
             m = d["metrics"]["overall"]
             w = d["vs_shipped_hit@5"]
-            rows.append([name, depth, m["hit@1"], m["hit@5"], m["hit@10"], m["mrr@10"],
+            base = d.get("shipped_same_questions", {})
+            rows.append([name, r.get("questions"), depth, m["hit@1"], m["hit@5"], m["hit@10"], m["mrr@10"],
+                         f"{base.get('hit@5', '-')}",
                          f"{w['wins']}/{w['losses']} p={w['p_sign']}", d["latency_p50_ms"],
                          d["latency_p95_ms"]])
-    return md_table(["re-ranker", "top N", "hit@1", "hit@5", "hit@10", "MRR@10",
-                     "hit@5 W/L vs shipped", "p50 ms/query", "p95 ms/query"], rows)
+    return md_table(["re-ranker", "questions", "top N", "hit@1", "hit@5", "hit@10", "MRR@10",
+                     "shipped hit@5, same questions", "hit@5 W/L vs shipped", "p50 ms/query",
+                     "p95 ms/query"], rows)
 
 
 def markdown(result: dict[str, Any]) -> str:

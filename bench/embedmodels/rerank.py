@@ -35,28 +35,49 @@ def reranked(questions: Sequence[Question], depth: int, scores: Sequence[Sequenc
     return out
 
 
+def sample(questions: Sequence[Question], n: int | None) -> list[Question]:
+    """Every ``len/n``-th question (all when ``n`` is None): a spread over conversations."""
+    if not n or n >= len(questions):
+        return list(questions)
+    step = len(questions) / n
+    return [questions[int(i * step)] for i in range(n)]
+
+
 def run(name: str, questions: Sequence[Question], content: Mapping[tuple[int, str], str],
-        score_file: Callable[[Path, Path], dict[str, Any]], source: str) -> dict[str, Any]:
-    """Re-rank every question's top 20 and top 50 with re-ranker ``name``; metrics and timing."""
-    result: dict[str, Any] = {"name": name, "source": source, "depths": {}}
+        score_file: Callable[[Path, Path], dict[str, Any]], source: str,
+        limit: int | None = None) -> dict[str, Any]:
+    """Re-rank the top 20 and top 50 of every question (or of an even ``limit``-question
+    sample, for re-rankers too slow for all) with re-ranker ``name``; metrics and timing."""
+    questions = sample(questions, limit)
+    result: dict[str, Any] = {"name": name, "source": source, "questions": len(questions),
+                              "depths": {}}
     for depth in DEPTHS:
         items = [{"query": q.text,
                   "docs": [content[(q.conv, i)][:MAX_CHARS] for i in q.ranked[source][:depth]]}
                  for q in questions]
         pairs = WORK / "rerank" / f"{name}-{depth}-pairs.json"
         pairs.parent.mkdir(parents=True, exist_ok=True)
-        pairs.write_text(json.dumps(items), encoding="utf-8")
+        payload = json.dumps(items)
         out = pairs.with_name(f"{name}-{depth}-scores.json")
-        status = score_file(pairs, out)
-        if not status.get("ok"):
-            result["error"] = status.get("error")
-            return result
+        status_file = pairs.with_name(f"{name}-{depth}-status.json")
+        # the same pairs as a finished earlier run: reuse its scores
+        if not (out.exists() and status_file.exists() and pairs.exists()
+                and pairs.read_text(encoding="utf-8") == payload):
+            pairs.write_text(payload, encoding="utf-8")
+            out.unlink(missing_ok=True)
+            status = score_file(pairs, out)
+            if not status.get("ok"):
+                result["error"] = status.get("error")
+                return result
+            status_file.write_text(json.dumps(status), encoding="utf-8")
+        status = json.loads(status_file.read_text(encoding="utf-8"))
         data = json.loads(out.read_text(encoding="utf-8"))
         ms = [m for m, it in zip(data["ms"], items) if len(it["docs"]) == depth]  # full lists only
         rq = reranked(questions, depth, data["scores"], source)
         label = f"rerank@{depth}"
         result["depths"][depth] = {
             "metrics": aggregate(rq, label),
+            "shipped_same_questions": aggregate(questions, "hybrid")["overall"],
             "vs_shipped_hit@5": paired(questions, rq, label, "hit@5", base_mode="hybrid"),
             "vs_shipped_hit@10": paired(questions, rq, label, "hit@10", base_mode="hybrid"),
             "latency_p50_ms": round(float(np.median(ms)), 1) if ms else None,

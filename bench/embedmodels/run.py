@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -36,6 +37,7 @@ MIXED_QUERIES = "minilm-int8-onnx"
 MIXED = "mixed: int8-onnx queries on a minilm-torch store"
 QUICK_CONVERSATIONS = 3
 _started = time.perf_counter()
+FRESH_RECALL = False
 
 
 def log(message: str) -> None:
@@ -84,6 +86,20 @@ def embed_fn(model: str):
     return embed
 
 
+def evaluate_cached(model: str, part: Any, docs: dict, qs: dict, depth: int) -> dict[str, Any]:
+    """``recall.evaluate``, kept in ``bench/.cache`` by model, conversations and depth, so a
+    re-run (or a model evaluated ahead of the full run) costs nothing; ``--fresh-recall``
+    (or deleting ``bench/.cache/embedmodels/recall``) recomputes."""
+    path = texts.WORK / "recall" / f"{model}-{len(part.conversations)}c-{depth}.pkl"
+    if path.exists() and not FRESH_RECALL:
+        log(f"  {model}: recall from {path.name}")
+        return pickle.loads(path.read_bytes())
+    res = recall.evaluate(model, part.conversations, docs, qs, log, extra_depth=depth)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(res))
+    return res
+
+
 def recall_all(models: list[str], limit: int | None, depth: int,
                subsets: dict[str, int]) -> tuple[dict[str, Any], Any]:
     data = texts.load_beam(limit)
@@ -106,35 +122,38 @@ def recall_all(models: list[str], limit: int | None, depth: int,
             log(f"  {m}: {exc}")
             continue
         vectors[m] = (docs, qs)
-        results[m] = recall.evaluate(m, part.conversations, docs, qs, log,
-                                     extra_depth=depth if m == BASELINE else 0)
+        results[m] = evaluate_cached(m, part, docs, qs, depth if m == BASELINE else 0)
         if part is not data:
             results[m]["subset_conversations"] = len(part.conversations)
     if BASELINE in vectors and MIXED_QUERIES in vectors:
         # A store embedded by MiniLM (torch) searched with int8 ONNX query vectors: what a
         # store that switched runtime without `memoryd reembed` would see.
-        results[MIXED] = recall.evaluate(MIXED, data.conversations, vectors[BASELINE][0],
-                                         vectors[MIXED_QUERIES][1], log)
+        results[MIXED] = evaluate_cached("mixed", data, vectors[BASELINE][0],
+                                         vectors[MIXED_QUERIES][1], 0)
     return results, data
 
 
-def rerank_all(rerankers: list[str], base: dict[str, Any], data: Any) -> dict[str, Any]:
+def rerank_all(rerankers: list[str], base: dict[str, Any], data: Any,
+               limit: int | None = None) -> dict[str, Any]:
     content = {(c.number, str(m.id)): m.content for c in data.conversations for m in c.messages}
     out = {}
     for name in rerankers:
         cand = BY_NAME[name]
 
         def score_file(pairs: Path, dest: Path, cand=cand, name=name) -> dict[str, Any]:
-            return run_worker(cand, ["rerank", name, "--pairs", str(pairs), "--out", str(dest)],
-                              timeout=6 * 3600)
+            return run_worker(cand, ["rerank", name, "--pairs", str(pairs), "--out", str(dest),
+                                     "--timed", str(RERANK_TIMED)], timeout=6 * 3600)
 
         log(f"re-ranking with {name}")
         out[name] = rerank.run(name, base["questions"], content, score_file,
-                               f"hybrid@{max(rerank.DEPTHS)}")
+                               f"hybrid@{max(rerank.DEPTHS)}", limit)
     return out
 
 
 SPEED_JSON = texts.WORK / "speed.json"
+RERANK_TIMED = 10  # queries timed through the re-ranker's own uncached path, per depth
+SPEED_TEXTS = 256  # short memories embedded in batches of 64 per speed sample
+SPEED_QUERIES = 110  # 10 warm-up + 100 timed single queries
 
 
 def speed_all(models: list[str], rounds: int, reuse: bool) -> dict[str, Any]:
@@ -144,7 +163,7 @@ def speed_all(models: list[str], rounds: int, reuse: bool) -> dict[str, Any]:
         if set(models) <= set(saved["models"]):
             log(f"speed: reusing {SPEED_JSON} ({saved['started']})")
             return saved
-    short, queries = texts.short_memories()
+    short, queries = texts.short_memories(SPEED_TEXTS, SPEED_QUERIES)
     tf, qf = str(texts.write_texts(short)), str(texts.write_texts(queries))
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     measured = speed.measure(models, lambda m, args: run_worker(BY_NAME[m], args, timeout=3600),
@@ -167,8 +186,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--speed-only", action="store_true",
                     help="measure speed only (saved for the next full run to reuse)")
     ap.add_argument("--fresh-speed", action="store_true", help="do not reuse a saved speed run")
+    ap.add_argument("--fresh-recall", action="store_true", help="do not reuse saved recall runs")
     ap.add_argument("--skip-rerank", action="store_true")
+    ap.add_argument("--rerank-questions", type=int, default=None,
+                    help="re-rank an even sample of N questions (slow re-rankers)")
     a = ap.parse_args(argv)
+    global FRESH_RECALL
+    FRESH_RECALL = a.fresh_recall
     if not PACKAGES_JSON.exists():
         raise SystemExit("no package probe yet: run `python -m bench.embedmodels.packages` first")
     packages = json.loads(PACKAGES_JSON.read_text())
@@ -186,7 +210,8 @@ def main(argv: list[str] | None = None) -> None:
     if data is None:
         print("BEAM data not found (../shared/data/beam or $MEMORYD_BEAM_DIR): nothing to measure")
         return
-    reranks = {} if a.skip_rerank else rerank_all(rerankers, recalls[BASELINE], data)
+    reranks = {} if a.skip_rerank else rerank_all(rerankers, recalls[BASELINE], data,
+                                                  a.rerank_questions)
     speeds = {} if a.skip_speed else speed_all(embedders, 1 if a.quick else a.rounds,
                                                reuse=not a.fresh_speed)
     result = report.build(packages=packages, skipped=skipped, recalls=recalls, reranks=reranks,

@@ -39,14 +39,16 @@ def measure(models: Sequence[str], run: Callable[[str, list[str]], dict[str, Any
             if m in errors:
                 continue
             spawned = time.time()
-            res = run(m, ["speed", m, "--texts", texts, "--queries", queries, "--rounds", "2"])
+            res = run(m, ["speed", m, "--texts", texts, "--queries", queries, "--rounds", "1"])
             if not res.get("ok"):
                 errors[m] = str(res.get("error"))
                 continue
             res["spawn_to_first_query_s"] = round(res.pop("first_query_done_wall") - spawned, 3)
             samples[m].append(res)
-            log(f"  speed round {r + 1} {m}: load {res['load_s']}s, query p50 "
-                f"{res['query_p50_ms']} ms, {res['docs_per_s_batch64']}/s, model RSS {res['model_rss_mb']} MB")
+            log(f"  speed round {r + 1} {m}: load {res['load_s']}s (CPU {res['load_cpu_s']}s), "
+                f"query p50 {res['query_p50_ms']} ms (CPU {res['query_cpu_p50_ms']}), "
+                f"{res['docs_per_s_batch64']}/s ({res['docs_per_cpu_s_batch64']}/CPU-s), "
+                f"model RSS {res['model_rss_mb']} MB")
     out: dict[str, Any] = {}
     for m, runs in samples.items():
         if not runs:
@@ -85,7 +87,13 @@ def _scale_rows(scale: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def projections(speed: dict[str, Any], baseline: str) -> dict[str, Any]:
-    """Per model: projected search p50, bulk import rate and RSS at 100k, with pass/fail."""
+    """Per model: projected search p50, bulk import rate, RSS and first query at 100k.
+
+    Built from CPU times, not wall times: on this shared machine the wall times of one run
+    stretch with other people's load, the CPU a call needs much less. A query's CPU time stands
+    in for its wall time on an idle core; bulk import assumes one core for the model
+    (conservative: two threads can do up to twice that on an idle 2-core machine).
+    """
     try:
         ref = _store_numbers()
     except (OSError, KeyError, StopIteration, TypeError, ValueError) as exc:
@@ -95,14 +103,17 @@ def projections(speed: dict[str, Any], baseline: str) -> dict[str, Any]:
     for m, s in speed.items():
         if "error" in s:
             continue
-        search = ref["search_p50_ms_no_embedding"] + s["query_p50_ms"]
-        rate = 1.0 / (1.0 / ref["store_add_many_per_s"] + 1.0 / s["docs_per_s_batch64"])
+        query_ms = s.get("query_cpu_p50_ms", s["query_p50_ms"])
+        per_s = s.get("docs_per_cpu_s_batch64", s["docs_per_s_batch64"])
+        first_s = s.get("load_cpu_s", s["load_s"]) + s.get("first_query_cpu_ms", 0.0) / 1000
+        search = ref["search_p50_ms_no_embedding"] + query_ms
+        rate = 1.0 / (1.0 / ref["store_add_many_per_s"] + 1.0 / per_s)
         rss = ref["rss_100k_with_minilm_mb"] - base.get("model_rss_mb", 0.0) + s["model_rss_mb"]
         out[m] = {
             "search_p50_ms": round(search, 1), "search_ok": search <= BUDGET_SEARCH_MS,
             "import_per_s": round(rate, 1), "import_ok": rate >= BUDGET_IMPORT_PER_S,
             "rss_mb": round(rss, 1), "rss_ok": rss <= BUDGET_RSS_MB,
-            "first_query_after_spawn_s": s["spawn_to_first_query_s"],
-            "first_query_ok": s["spawn_to_first_query_s"] <= BUDGET_FIRST_SEARCH_S,
+            "first_query_cpu_s": round(first_s, 3),
+            "first_query_ok": first_s <= BUDGET_FIRST_SEARCH_S,
         }
     return out
