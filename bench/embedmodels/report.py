@@ -176,7 +176,10 @@ def markdown(result: dict[str, Any]) -> str:
         f"{result['machine'].get('cpus')} x {result['machine'].get('cpu_model')} (shared machine), "
         f"Python {result['machine'].get('python')}. BEAM 100K track, {result['conversations']} "
         "conversations, one memory per message; baseline: "
-        f"`{result['baseline']}` (memoryd's default) in the same run.",
+        f"`{result['baseline']}` (memoryd's default) in the same run. Vectors, recall runs, "
+        "re-ranker scores and the speed run are kept in bench/.cache/embedmodels and reused "
+        f"(speed measured {result.get('speed', {}).get('started', '-')}); the embedding itself "
+        "took about 80 min per model on this machine.",
         "",
     ]
     if findings.exists():

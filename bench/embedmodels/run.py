@@ -38,6 +38,7 @@ MIXED = "mixed: int8-onnx queries on a minilm-torch store"
 QUICK_CONVERSATIONS = 3
 _started = time.perf_counter()
 FRESH_RECALL = False
+PARTIAL_SPEED_OK = False
 
 
 def log(message: str) -> None:
@@ -160,19 +161,21 @@ def speed_all(models: list[str], rounds: int, reuse: bool) -> dict[str, Any]:
     """Speed of every model (or the saved run of ``--speed-only``, when it covers them)."""
     if reuse and SPEED_JSON.exists():
         saved = json.loads(SPEED_JSON.read_text())
-        if set(models) <= set(saved["models"]):
+        if set(models) <= set(saved["models"]) or PARTIAL_SPEED_OK:
             log(f"speed: reusing {SPEED_JSON} ({saved['started']})")
             return saved
     short, queries = texts.short_memories(SPEED_TEXTS, SPEED_QUERIES)
     tf, qf = str(texts.write_texts(short)), str(texts.write_texts(queries))
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    measured = speed.measure(models, lambda m, args: run_worker(BY_NAME[m], args, timeout=3600),
-                             tf, qf, rounds, log)
-    out = {"started": started, "rounds": rounds, "models": measured,
-           "budgets": speed.projections(measured, BASELINE), "short_texts": len(short),
-           "queries": len(queries)}
-    SPEED_JSON.write_text(json.dumps(out, indent=2))
-    return out
+    def save(measured: dict[str, Any]) -> dict[str, Any]:
+        out = {"started": started, "rounds": rounds, "models": measured,
+               "budgets": speed.projections(measured, BASELINE), "short_texts": len(short),
+               "queries": len(queries)}
+        SPEED_JSON.write_text(json.dumps(out, indent=2))  # after every sample: a partial run counts
+        return out
+
+    return save(speed.measure(models, lambda m, args: run_worker(BY_NAME[m], args, timeout=3600),
+                              tf, qf, rounds, log, checkpoint=save))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -187,12 +190,15 @@ def main(argv: list[str] | None = None) -> None:
                     help="measure speed only (saved for the next full run to reuse)")
     ap.add_argument("--fresh-speed", action="store_true", help="do not reuse a saved speed run")
     ap.add_argument("--fresh-recall", action="store_true", help="do not reuse saved recall runs")
+    ap.add_argument("--partial-speed", action="store_true",
+                    help="reuse a saved speed run even if it misses models (they show as not measured)")
     ap.add_argument("--skip-rerank", action="store_true")
     ap.add_argument("--rerank-questions", type=int, default=None,
                     help="re-rank an even sample of N questions (slow re-rankers)")
     a = ap.parse_args(argv)
-    global FRESH_RECALL
+    global FRESH_RECALL, PARTIAL_SPEED_OK
     FRESH_RECALL = a.fresh_recall
+    PARTIAL_SPEED_OK = a.partial_speed
     if not PACKAGES_JSON.exists():
         raise SystemExit("no package probe yet: run `python -m bench.embedmodels.packages` first")
     packages = json.loads(PACKAGES_JSON.read_text())

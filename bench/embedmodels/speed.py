@@ -30,8 +30,10 @@ BUDGET_FIRST_SEARCH_S = 1.5
 
 
 def measure(models: Sequence[str], run: Callable[[str, list[str]], dict[str, Any]],
-            texts: str, queries: str, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
-    """Medians over ``rounds`` interleaved fresh-process runs of ``worker.py speed`` per model."""
+            texts: str, queries: str, rounds: int, log: Callable[[str], None],
+            checkpoint: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Medians over ``rounds`` interleaved fresh-process runs of ``worker.py speed`` per model
+    (``checkpoint`` gets the medians so far after every sample)."""
     samples: dict[str, list[dict[str, Any]]] = {m: [] for m in models}
     errors: dict[str, str] = {}
     for r in range(rounds):
@@ -45,14 +47,20 @@ def measure(models: Sequence[str], run: Callable[[str, list[str]], dict[str, Any
                 continue
             res["spawn_to_first_query_s"] = round(res.pop("first_query_done_wall") - spawned, 3)
             samples[m].append(res)
+            if checkpoint:
+                checkpoint(_medians(samples, errors))
             log(f"  speed round {r + 1} {m}: load {res['load_s']}s (CPU {res['load_cpu_s']}s), "
                 f"query p50 {res['query_p50_ms']} ms (CPU {res['query_cpu_p50_ms']}), "
                 f"{res['docs_per_s_batch64']}/s ({res['docs_per_cpu_s_batch64']}/CPU-s), "
                 f"model RSS {res['model_rss_mb']} MB")
+    return _medians(samples, errors)
+
+
+def _medians(samples: dict[str, list[dict[str, Any]]], errors: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for m, runs in samples.items():
         if not runs:
-            out[m] = {"error": errors.get(m, "no run")}
+            out[m] = {"error": errors.get(m, "not measured")}
             continue
         keys = [k for k, v in runs[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
         out[m] = {k: round(statistics.median(r[k] for r in runs), 3) for k in keys}
