@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     )
 
     # Embeddings
-    embedder: Literal["local", "fastembed", "openai", "ollama"] = "local"
+    embedder: Literal["local", "onnx", "fastembed", "openai", "ollama"] = "local"
     embed_model: str | None = Field(default=None, description="Model name for the provider.")
     embed_url: str | None = Field(default=None, description="Base URL of an HTTP embedder.")
     embed_api_key: SecretStr | None = None

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from memoryd.config import Settings
     from memoryd.embed.fastembed import FastEmbedEmbedder
     from memoryd.embed.http import OllamaEmbedder, OpenAIEmbedder
+    from memoryd.embed.onnx import OnnxEmbedder
 
 __all__ = [
     "DEFAULT_DIMS",
@@ -25,6 +26,7 @@ __all__ = [
     "FastEmbedEmbedder",
     "LocalEmbedder",
     "OllamaEmbedder",
+    "OnnxEmbedder",
     "OpenAIEmbedder",
     "make_embedder",
 ]
@@ -48,6 +50,13 @@ def make_embedder(settings: Settings) -> Embedder:
             return LocalEmbedder(batch_size=batch_size)
         # Any other name is a local sentence-transformers directory.
         return LocalEmbedder(model, dims=dims, batch_size=batch_size)
+    if kind == "onnx":
+        from memoryd.embed.onnx import PRESETS, OnnxEmbedder
+
+        if model is None or model in PRESETS:
+            return OnnxEmbedder.preset(model or "minilm-int8", batch_size=batch_size)
+        # Any other name is a directory holding model.onnx and tokenizer.json.
+        return OnnxEmbedder.from_directory(model, dims=dims, batch_size=batch_size)
     if kind == "fastembed":
         from memoryd.embed.fastembed import DEFAULT_FASTEMBED_MODEL, FastEmbedEmbedder
 
@@ -76,7 +85,9 @@ def make_embedder(settings: Settings) -> Embedder:
             dims=dims,
             batch_size=batch_size,
         )
-    raise EmbeddingError(f"unknown embedder {kind!r}; use local, fastembed, openai or ollama")
+    raise EmbeddingError(
+        f"unknown embedder {kind!r}; use local, onnx, fastembed, openai or ollama"
+    )
 
 
 def __getattr__(name: str) -> Any:
@@ -85,6 +96,10 @@ def __getattr__(name: str) -> Any:
         from memoryd.embed import http
 
         return getattr(http, name)
+    if name == "OnnxEmbedder":
+        from memoryd.embed import onnx
+
+        return onnx.OnnxEmbedder
     if name == "FastEmbedEmbedder":
         from memoryd.embed import fastembed
 

