@@ -15,7 +15,7 @@ writer         scopes read, write
 admin          scope admin
 scoped         read, write; bound to memory scope ``project:x``
 bot            read, write; bound to agent ``bot-1``
-labeller       the writer key sending ``X-Agent-Id: bot-2`` (an unbound key's label)
+labeller       the writer key sending ``X-Agent-Id: helper-agent`` (a label, no key of its own)
 =============  ==========================================================================
 """
 
@@ -35,7 +35,6 @@ from api_fixtures import LiveServer, clean_env, start_server
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from memoryd import keys
 
 KEY_SPECS: dict[str, dict[str, Any]] = {
     "reader": {"scopes": ["read"]},
@@ -107,7 +106,7 @@ class World:
         if caller == "bad":
             return {"Authorization": "Bearer mk_" + secrets.token_urlsafe(32)}
         if caller == "labeller":
-            return {"Authorization": f"Bearer {self.server.keys['writer']}", "X-Agent-Id": "bot-2"}
+            return {"Authorization": f"Bearer {self.server.keys['writer']}", "X-Agent-Id": "helper-agent"}
         return {"Authorization": f"Bearer {self.server.keys[caller]}"}
 
     def client(self, caller: str) -> httpx.Client:
@@ -184,8 +183,8 @@ def _seed(world: World) -> None:
         )
         assert intention.status_code == 200, intention.text
         world.foreign["intention"] = intention.json()["data"]["intention"]
-    record = next(k for k in keys.list_keys(server.engine.store) if k.label == "revoked")
-    keys.revoke_key(server.engine.store, record.id)
+    record = next(k for k in server.engine.list_keys() if k.label == "revoked")
+    server.engine.revoke_key(record.id)
 
 
 def world_fixture(
@@ -204,7 +203,8 @@ def world_fixture(
         drop = lambda: pg.drop_database(store_url)  # noqa: E731
     with pytest.MonkeyPatch.context() as mp:
         clean_env(mp, base)
-        server = start_server(base, shared_embedder, key_specs=KEY_SPECS, store_url=store_url)
+        server = start_server(base, shared_embedder, key_specs=KEY_SPECS, store_url=store_url,
+                              mcp_tools="vestige,full")
         world = World(server, backend)
         try:
             _seed(world)

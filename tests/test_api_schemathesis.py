@@ -114,7 +114,6 @@ def test_coverage(case, live_server: LiveServer):
 
 
 STATEFUL_EXAMPLES = 10
-ENGINE_PENDING = pytest.mark.xfail(strict=True, reason="engine validation: pending")
 
 
 def _stateful(server: LiveServer, machine_of: Any, label: str) -> None:
@@ -154,7 +153,6 @@ def test_stateful_links(live_server: LiveServer):
     assert CASES["stateful:admin"] >= STATEFUL_EXAMPLES
 
 
-@ENGINE_PENDING
 def test_stateful_patch(live_server: LiveServer):
     """Create a memory, then PATCH it with generated bodies (``null`` fields answered 500)."""
     _stateful(

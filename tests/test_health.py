@@ -47,10 +47,9 @@ def test_health_with_a_key_has_the_details(server, shared_embedder) -> None:
 
 
 def test_a_revoked_key_does_not_unlock_the_details(server) -> None:
-    from memoryd import keys
 
-    record = next(k for k in keys.list_keys(server.engine.store) if k.label == "gone")
-    keys.revoke_key(server.engine.store, record.id)
+    record = next(k for k in server.engine.list_keys() if k.label == "gone")
+    server.engine.revoke_key(record.id)
     with server.client("gone") as client:
         assert client.get("/health").json() == {"status": "ok"}
 

@@ -164,7 +164,7 @@ def test_foreign_origins_are_refused_and_local_ones_pass(server: LiveServer, ano
 
 def test_repeated_host_headers_are_refused(server: LiveServer):
     raw = (
-        f"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n"
+        "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n"
         "Connection: close\r\n\r\n"
     ).encode()
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
@@ -191,10 +191,18 @@ def test_a_bad_allowed_hosts_entry_stops_the_app_from_being_built():
         ("POST", "/token"),
     ],
 )
-def test_unknown_paths_are_404_not_401(server: LiveServer, method: str, path: str):
+def test_oauth_paths_are_404_not_401_and_say_to_use_a_key(server: LiveServer, method: str,
+                                                           path: str):
     response = httpx.request(method, f"{server.url}{path}")
     assert response.status_code == 404
     assert "www-authenticate" not in response.headers
+    assert "does not use OAuth" in response.json()["error"]
+
+
+def test_other_unknown_paths_are_a_plain_404(server: LiveServer):
+    for path in ("/registered", "/tokens", "/.well-known/security.txt", "/nothing"):
+        response = httpx.get(f"{server.url}{path}")
+        assert response.status_code == 404 and "OAuth" not in response.text, path
 
 
 @pytest.mark.parametrize(

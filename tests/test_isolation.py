@@ -3,9 +3,8 @@
 its view, whatever route or MCP tool it uses; its writes are stamped with its binding.
 
 The foreign memories (another agent's, another project's, another agent's codebase decision
-and intention) are seeded by security_world.py. Tests that exercise holes below the faces
-(the smart-ingest gate choosing neighbours outside the caller's view) are marked
-``xfail(strict=True, reason="engine isolation: pending")`` until the engine filters them.
+and intention) are seeded by security_world.py. The engine applies the bindings (Access), so
+the smart-ingest gate never chooses a neighbour outside the caller's view either.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from security_world import (
     world_fixture,
 )
 
-ENGINE_PENDING = pytest.mark.xfail(strict=True, reason="engine isolation: pending")
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -127,7 +125,7 @@ def test_no_tool_returns_a_foreign_memory(world: World, caller: str):
     assert not found, "\n".join(found)
 
 
-@pytest.mark.parametrize("caller", [pytest.param(c, marks=ENGINE_PENDING) for c in CALLERS])
+@pytest.mark.parametrize("caller", [pytest.param(c) for c in CALLERS])
 def test_codebase_context_shows_no_foreign_memory_or_intention(world: World, caller: str):
     """get_context lists the intentions due for a codebase; bot-2's (user scope) must not
     reach a key bound to project:x or to bot-1 (they are filtered for the intention tool)."""
@@ -276,13 +274,22 @@ def test_writes_carry_the_binding(world: World):
 
 def test_an_unbound_keys_agent_header_labels_writes_and_does_not_narrow_reads(world: World):
     labelled = world.create("labeller")
-    assert labelled["agent_id"] == "bot-2"
+    assert labelled["agent_id"] == "helper-agent"
     history = world.server.engine.history(labelled["id"])
-    assert history[0].actor == "key:writer" and history[0].agent_id == "bot-2"
+    assert history[0].actor == "key:writer" and history[0].agent_id == "helper-agent"
     bots = world.create("bot", "The labeller check finds the heron in the reeds")
     with world.client("labeller") as client:
         hits = client.post("/api/v1/search", json={"query": "heron in the reeds"}).json()
     assert bots["id"] in [h["id"] for h in hits["results"]]
+
+
+def test_an_unbound_key_cannot_label_writes_as_an_agent_that_has_its_own_key(world: World):
+    """bot-2 has a key of its own: a writer naming it would forge bot-2's writes."""
+    with world.client("writer") as client:
+        forged = client.post("/api/v1/memories", json={"content": unique_text()},
+                             headers={"X-Agent-Id": "bot-2"})
+    assert forged.status_code == 403
+    assert "bot-2" in forged.json()["error"]
 
 
 # --- smart ingest near foreign memories ------------------------------------------------------
@@ -325,7 +332,7 @@ def _near_cases() -> list[Any]:
     for n, (caller, (path, variant)) in enumerate(
         (c, case) for c in CALLERS for case in cases
     ):
-        marks = [ENGINE_PENDING] if caller == "bot" else []
+        marks: list[Any] = []
         out.append(
             pytest.param(caller, path, variant, n, marks=marks, id=f"{caller}-{path}-{variant}")
         )
@@ -375,7 +382,7 @@ def test_a_near_duplicate_of_a_foreign_memory_does_not_touch_it(world, caller, p
     ("caller", "topic"),
     [
         pytest.param("scoped", "lighthouse generator"),
-        pytest.param("bot", "harbour crane", marks=ENGINE_PENDING),
+        pytest.param("bot", "harbour crane"),
     ],
 )
 def test_near_duplicates_of_foreign_memories_are_not_merged(world: World, caller, topic):

@@ -3,9 +3,9 @@ store unreadable. Each must get a 4xx with a message that says what is wrong and
 behind; afterwards list, search, smart ingest, ``memoryd export`` and a restart all still work.
 Run on both backends.
 
-Inputs the engine must refuse itself (dates at the edges, PATCH nulls, invisible content,
-valid_from after valid_until, ...) are marked ``xfail(strict=True, reason="engine validation:
-pending")`` until it does; the HTTP face refuses the rest (strict JSON, 64-bit numbers).
+The engine's models refuse some (dates at the edges, PATCH nulls, invisible content,
+valid_from after valid_until, ...); the HTTP face refuses the rest (strict JSON, 64-bit
+numbers).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from conftest import MEMORYD_BIN
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-ENGINE_PENDING = pytest.mark.xfail(strict=True, reason="engine validation: pending")
 JSON = {"content-type": "application/json"}
 
 
@@ -251,7 +250,7 @@ def test_bad_tool_arguments_are_tool_errors_and_store_nothing(poisoned: Poisoned
 
 # --- what the engine must refuse itself ---------------------------------------------------
 @pytest.mark.parametrize(
-    "poison", [pytest.param(p, marks=ENGINE_PENDING) for p in ENGINE_POISON],
+    "poison", [pytest.param(p) for p in ENGINE_POISON],
     ids=[p.name for p in ENGINE_POISON],
 )
 def test_bad_values_are_refused_by_the_engine_and_store_nothing(poisoned, poison):
@@ -269,7 +268,6 @@ def _mcp(state: Poisoned, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     return asyncio.run(go())
 
 
-@ENGINE_PENDING
 def test_deep_metadata_through_mcp_is_refused(poisoned: Poisoned):
     """200 levels pass the MCP SDK's own parser (its limit is ~255); the engine must refuse."""
     deep: Any = 1
@@ -281,7 +279,6 @@ def test_deep_metadata_through_mcp_is_refused(poisoned: Poisoned):
     assert poisoned.server.engine.store.count() == before
 
 
-@ENGINE_PENDING
 def test_after_the_engine_poison_the_store_still_works_and_restarts(poisoned, shared_embedder):
     for poison in ENGINE_POISON:
         response = _send(poisoned, poison)

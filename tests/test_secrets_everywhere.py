@@ -2,9 +2,6 @@
 write that carries a credential anywhere (content, summary, tags, metadata keys and values,
 source, category, codebase and intention text, captured messages) is refused with a message
 that names the kind and the field and never repeats the secret, and nothing is stored.
-
-Fields the engine does not screen yet are marked ``xfail(strict=True, reason="engine
-secrets screening: pending")``; the scanner they need is ``cognition.secrets.scan_fields``.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from typing import Any, Iterator
 import pytest
 from api_fixtures import STANDARD_KEYS, LiveServer, clean_env, start_server
 
-PENDING = pytest.mark.xfail(strict=True, reason="engine secrets screening: pending")
 MEMORIES = "/api/v1/memories"
 
 
@@ -41,7 +37,8 @@ def server(request, shared_embedder, tmp_path_factory) -> Iterator[LiveServer]:
         drop = lambda: pg.drop_database(url)  # noqa: E731
     with pytest.MonkeyPatch.context() as mp:
         clean_env(mp, base)
-        live = start_server(base, shared_embedder, key_specs=STANDARD_KEYS, store_url=url)
+        live = start_server(base, shared_embedder, key_specs=STANDARD_KEYS, store_url=url,
+                            mcp_tools="vestige,full")
         with live.client("admin") as admin:
             live.keys["memory"] = admin.post(
                 MEMORIES, json={"content": "The observatory dome opens at dusk"}
@@ -63,11 +60,10 @@ class Leak:
     path: str
     body: dict[str, Any]
     names: tuple[str, ...]
-    pending: bool = True
 
 
 LEAKS: list[Leak] = [
-    Leak("create content", "POST", MEMORIES, {"content": "key {secret}"}, ("content",), False),
+    Leak("create content", "POST", MEMORIES, {"content": "key {secret}"}, ("content",)),
     Leak("create summary", "POST", MEMORIES, {"content": "a", "summary": "{secret}"}, ("summary",)),
     Leak("create tags", "POST", MEMORIES, {"content": "a", "tags": ["ok", "{secret}"]}, ("tags",)),
     Leak("create metadata value", "POST", MEMORIES,
@@ -79,8 +75,7 @@ LEAKS: list[Leak] = [
          ("category",)),
     Leak("create subcategory", "POST", MEMORIES, {"content": "a", "subcategory": "{secret}"},
          ("subcategory",)),
-    Leak("ingest content", "POST", "/smart_ingest", {"content": "use {secret}"}, ("content",),
-         False),
+    Leak("ingest content", "POST", "/smart_ingest", {"content": "use {secret}"}, ("content",)),
     Leak("ingest summary", "POST", "/smart_ingest", {"content": "a", "summary": "{secret}"},
          ("summary",)),
     Leak("ingest tags", "POST", "/smart_ingest", {"content": "a", "tags": ["{secret}"]}, ("tags",)),
@@ -90,27 +85,27 @@ LEAKS: list[Leak] = [
          ("source",)),
     Leak("ingest items", "POST", "/ingest", {"items": [{"content": "b", "tags": ["{secret}"]}]},
          ("tags",)),
-    Leak("patch content", "PATCH", "{memory}", {"content": "now {secret}"}, ("content",), False),
+    Leak("patch content", "PATCH", "{memory}", {"content": "now {secret}"}, ("content",)),
     Leak("patch summary", "PATCH", "{memory}", {"summary": "{secret}"}, ("summary",)),
     Leak("patch tags", "PATCH", "{memory}", {"tags": ["{secret}"]}, ("tags",)),
     Leak("patch metadata", "PATCH", "{memory}", {"metadata": {"k": "{secret}"}}, ("metadata",)),
     Leak("patch source", "PATCH", "{memory}", {"source": "{secret}"}, ("source",)),
     Leak("edit content", "POST", "/memory",
-         {"action": "edit", "id": "{memory_id}", "content": "{secret}"}, ("content",), False),
+         {"action": "edit", "id": "{memory_id}", "content": "{secret}"}, ("content",)),
     Leak("edit tags", "POST", "/memory",
          {"action": "edit", "id": "{memory_id}", "tags": ["{secret}"]}, ("tags",)),
     Leak("codebase decision", "POST", "/codebase",
          {"action": "remember_decision", "codebase": "c", "decision": "use {secret}"},
-         ("decision", "content"), False),
+         ("decision", "content")),
     Leak("codebase rationale", "POST", "/codebase",
          {"action": "remember_decision", "codebase": "c", "decision": "d", "rationale": "{secret}"},
-         ("rationale", "content"), False),
+         ("rationale", "content")),
     Leak("codebase files", "POST", "/codebase",
          {"action": "remember_pattern", "codebase": "c", "name": "n", "description": "d",
           "files": ["{secret}"]}, ("files",)),
     Leak("codebase pattern name", "POST", "/codebase",
          {"action": "remember_pattern", "codebase": "c", "name": "{secret}", "description": "d"},
-         ("name", "summary", "content"), False),
+         ("name", "summary", "content")),
     Leak("intention description", "POST", "/intention",
          {"action": "set", "description": "rotate {secret}",
           "trigger": {"type": "event", "event": "e"}}, ("description",)),
@@ -141,7 +136,7 @@ def _state(server: LiveServer) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize(
     "leak",
-    [pytest.param(x, marks=[PENDING] if x.pending else []) for x in LEAKS],
+    [pytest.param(x) for x in LEAKS],
     ids=[x.name for x in LEAKS],
 )
 @pytest.mark.parametrize("make", [memoryd_key, github_token], ids=["memoryd_key", "github_token"])
@@ -186,7 +181,6 @@ def test_memory_store_screens_every_field(server: LiveServer):
     assert _state(server) == before
 
 
-@PENDING
 @pytest.mark.parametrize("field", ["category", "tags"])
 def test_memory_store_screens_category_and_tags(server: LiveServer, field: str):
     import asyncio
@@ -210,7 +204,6 @@ def test_memory_store_screens_category_and_tags(server: LiveServer, field: str):
     assert _state(server) == before
 
 
-@PENDING
 def test_capture_does_not_echo_a_refused_secret(server: LiveServer):
     secret = memoryd_key()
     messages = [{"role": "user", "content": f"I always deploy with the key {secret} by hand."}]

@@ -21,7 +21,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from bench.common import CACHE_DIR, machine_info, md_table, write_results
 

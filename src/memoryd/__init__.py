@@ -38,6 +38,7 @@ from memoryd.errors import (
     NotAMemorydStore,
     SchemaTooNew,
     SecretDetected,
+    SecretInFields,
     StoreError,
 )
 from memoryd.keys import CreatedKey
@@ -77,7 +78,7 @@ __all__ = [
     "MemoryPatch", "MemoryStateReport", "MemorydError", "Message", "ModelMismatch",
     "Neighbour", "Neighbourhood", "NewMemory", "NoKeysConfigured", "NotAMemorydStore",
     "Recalled", "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit",
-    "SecretDetected", "Settings", "Skipped", "StoreError", "open",
+    "SecretDetected", "SecretInFields", "Settings", "Skipped", "StoreError", "open",
 ]
 
 

@@ -7,6 +7,7 @@
     │   ├── InvalidFilter       an unknown or malformed search/list filter
     │   ├── ImportFormatError   a JSONL import line that cannot be read (has line_number)
     │   └── SecretDetected      content that looks like a credential
+    │       └── SecretInFields  ... naming each field and kind (never the value)
     ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
     ├── MemoryNotFound          no memory with that id (LookupError)
     ├── ApiKeyError
@@ -24,7 +25,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -70,6 +71,22 @@ class SecretDetected(InvalidInput):
         )
         self.kinds = kinds
         self.fields = fields or ["content"]
+
+
+class SecretInFields(SecretDetected):
+    """A write carried suspected credentials; the message names each kind and field, never
+    the value (``findings`` keeps the details: field path, kind, span)."""
+
+    def __init__(self, findings: list[Any]) -> None:
+        super().__init__(list(dict.fromkeys(f.kind for f in findings)),
+                         list(dict.fromkeys(f.field for f in findings)))
+        self.findings = findings
+        places = list(dict.fromkeys(f"{f.field} ({f.kind})" for f in findings))
+        listed = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
+        self.args = (
+            f"{listed}: looks like a secret; remove it, or pass allow_secrets=true if storing "
+            "it is intended",
+        )
 
 
 class Forbidden(MemorydError, PermissionError):

@@ -2,8 +2,8 @@
 
 One process, one engine: the REST routes and the MCP tools both call the operation
 registry on ``app.state.engine``. The lifespan opens the engine, refuses to start when
-no API key exists and anonymous access was not allowed explicitly, and runs the MCP
-session manager (a mounted app's own lifespan would never run).
+no API key exists and anonymous access was not allowed explicitly, runs the
+consolidation schedule (``consolidate_every_minutes``) and the MCP session manager (a mounted app's own lifespan would never run).
 
 Middleware, outermost first: the error barrier (a clean 500 that keeps the connection),
 the Host/Origin guard (DNS rebinding, every route), the body size limit, the body read
@@ -14,15 +14,17 @@ authentication. See :mod:`memoryd.api.guards`, :mod:`memoryd.api.limits` and
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute
 
 from memoryd import __version__
 from memoryd.api import access_log, errors
@@ -76,6 +78,51 @@ def create_app(
     policy = host_policy(settings)  # a bad MEMORYD_ALLOWED_HOSTS entry fails here, at start
     holder: dict[str, Engine] = {}
     mcp = build_server(lambda: holder["engine"], http_caller, tools=settings.mcp_tools)
+    app = FastAPI(
+        title="memoryd",
+        version=__version__,
+        description="Long-term memory for AI agents: REST, gateway recall/capture, MCP at /mcp.",
+        lifespan=_lifespan(open_engine, settings, holder, mcp),
+    )
+    _add_error_handlers(app)
+    _add_health_routes(app)
+    add_routes(app)
+    for route in _mcp_routes(mcp, settings):  # /mcp itself (a Mount would redirect to /mcp/)
+        app.router.routes.append(route)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    _add_middleware(app, settings, limits, policy)
+    access_log.install()
+    return app
+
+
+def _lifespan(
+    open_engine: Callable[[], Engine], settings: Settings, holder: dict[str, Engine],
+    mcp: MCPServer,
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Open the engine (refusing to start without a key unless anonymous access was allowed),
+    run the consolidation schedule and the MCP session manager, close everything on exit."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = open_engine()
+        schedule = None
+        try:
+            if not settings.allow_anonymous and not engine.has_active_key():
+                raise NoKeysConfigured()
+            holder["engine"] = app.state.engine = engine
+            schedule = engine.schedule_consolidation()
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            if schedule is not None:
+                schedule.stop()
+            engine.close()
+
+    return lifespan
+
+
+def _mcp_routes(mcp: MCPServer, settings: Settings) -> list[BaseRoute]:
+    """The Streamable HTTP routes of the MCP server (stateless, JSON responses)."""
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
@@ -85,38 +132,16 @@ def create_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=settings.max_body_bytes,
     )
+    return list(mcp_app.routes)
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = open_engine()
-        try:
-            if not settings.allow_anonymous and not engine.has_active_key():
-                raise NoKeysConfigured()
-            holder["engine"] = app.state.engine = engine
-            async with mcp.session_manager.run():
-                yield
-        finally:
-            engine.close()
 
-    app = FastAPI(
-        title="memoryd",
-        version=__version__,
-        description="Long-term memory for AI agents: REST, gateway recall/capture, MCP at /mcp.",
-        lifespan=lifespan,
-    )
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error answers with the JSON error envelope."""
     app.add_exception_handler(MemorydError, errors.memoryd_error)
     app.add_exception_handler(RequestValidationError, errors.validation_error)
     app.add_exception_handler(StarletteHTTPException, errors.http_error)
     app.add_exception_handler(UnicodeError, errors.unicode_error)
     app.add_exception_handler(Exception, errors.unexpected_error)
-    _add_health_routes(app)
-    add_routes(app)
-    for route in mcp_app.routes:  # /mcp itself (a Mount would redirect /mcp to /mcp/)
-        app.router.routes.append(route)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    _add_middleware(app, settings, limits, policy)
-    access_log.install()
-    return app
 
 
 def _add_middleware(

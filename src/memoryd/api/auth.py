@@ -31,6 +31,12 @@ PUBLIC_PATHS = frozenset(
 )
 # Routes that take any method and answer the wrong ones themselves (the MCP transport).
 OPEN_ROUTE_METHODS = {"/mcp": frozenset({"GET", "POST", "DELETE"})}
+# An MCP client that meets a 401 looks for an OAuth server, then registers at /register: the
+# 404 it gets there says what to do instead (clients show it to the user).
+_OAUTH_PATHS = ("/.well-known/oauth-", "/.well-known/openid-configuration", "/register",
+                "/authorize", "/token")
+NO_OAUTH = ("memoryd does not use OAuth: connect with an API key, sent as "
+            "'Authorization: Bearer <key>' (make one with `memoryd keys create`)")
 _AGENT_ID = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,255}$")
 
 
@@ -41,6 +47,11 @@ def _presented_key(headers: dict[bytes, bytes]) -> str | None:
         return value.strip() if scheme.lower() == "bearer" else auth
     key = headers.get(b"x-api-key", b"").decode("latin-1").strip()
     return key or None
+
+
+def _is_oauth_path(path: str) -> bool:
+    return any(path == p or path.startswith(p if p.endswith("-") else p + "/")
+               for p in _OAUTH_PATHS)
 
 
 def allowed_methods(scope: Scope) -> frozenset[str] | None:
@@ -74,8 +85,11 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         methods = allowed_methods(scope)
-        if methods is None:  # 404 from the router, whoever asks
-            await self.app(scope, receive, send)
+        if methods is None:  # 404, whoever asks
+            if _is_oauth_path(scope["path"]):
+                await send_error(send, 404, NO_OAUTH, "not_found")
+            else:
+                await self.app(scope, receive, send)
             return
         if scope["method"] not in methods:
             allow = ", ".join(sorted(methods))

@@ -54,7 +54,7 @@ from memoryd.cognition.secret_rules import (
     PLACEHOLDER_WORDS,
     PROVIDER_RULES,
 )
-from memoryd.errors import InvalidInput, SecretDetected
+from memoryd.errors import InvalidInput, SecretDetected, SecretInFields
 
 __all__ = [
     "FieldFinding",
@@ -361,21 +361,6 @@ class FieldFinding:
     kind: str
     start: int
     end: int
-
-
-class SecretInFields(SecretDetected):
-    """A write carried suspected credentials; the message names each kind and field, never
-    the value (``findings`` keeps the details)."""
-
-    def __init__(self, findings: list[FieldFinding]) -> None:
-        super().__init__(list(dict.fromkeys(f.kind for f in findings)))
-        self.findings = findings
-        places = list(dict.fromkeys(f"{f.field} ({f.kind})" for f in findings))
-        listed = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
-        self.args = (
-            f"{listed}: looks like a secret; remove it, or pass allow_secrets=true if storing "
-            "it is intended",
-        )
 
 
 def scan_fields(

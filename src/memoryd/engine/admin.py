@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from memoryd import keys as key_format
-from memoryd.engine import keys, maintenance, transfer
+from memoryd.engine import consolidation, keys, maintenance, transfer
 from memoryd.engine.context import EngineContext
 from memoryd.engine.journal import journal_markdown
 from memoryd.ledger import LedgerEntry, LedgerReport
@@ -94,6 +94,17 @@ class AdminMethods:
     def restore(self, path: str | Path) -> None:
         """Replace the store's contents with the backup at ``path``."""
         maintenance.restore(self._ctx, Path(path))
+
+    def schedule_consolidation(self) -> consolidation.ConsolidationSchedule | None:
+        """Start consolidating every ``consolidate_every_minutes`` (None when unset); stop
+        the returned schedule when the server shuts down."""
+        minutes = self._ctx.settings.consolidate_every_minutes
+        if minutes is None:
+            return None
+        schedule = consolidation.ConsolidationSchedule(
+            lambda: consolidation.consolidate(self._ctx), minutes)
+        schedule.start()
+        return schedule
 
     def reembed(self, *, batch_size: int = 256,
                 progress: Callable[[int], None] | None = None) -> int:

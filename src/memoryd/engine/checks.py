@@ -17,7 +17,6 @@ from memoryd.errors import (
     EmptyContent,
     InvalidFilter,
     InvalidInput,
-    SecretDetected,
     validation_message,
 )
 from memoryd.models import FILTER_NAMES, Memory, NewMemory, RestoredMemory, SearchFilters
@@ -62,31 +61,15 @@ def screen(ctx: EngineContext, text: str, allow_secrets: bool, field: str = "con
 
 def screen_fields(ctx: EngineContext, fields: dict[str, Any], allow_secrets: bool) -> dict[str, Any]:
     """Every text in ``fields`` (strings, lists and JSON objects, keys included) scanned for
-    credentials: refused naming the fields, redacted, or allowed, as the settings say."""
+    credentials: refused naming kinds and fields (never the value), redacted, or allowed, as
+    the settings say."""
     mode = ctx.settings.secrets_mode
     if allow_secrets or mode == "allow":
         return fields
-    found: dict[str, list[str]] = {}
-    screened = {name: _screen_value(value, name, mode, found) for name, value in fields.items()}
-    if found and mode != "redact":
-        kinds = list(dict.fromkeys(k for ks in found.values() for k in ks))
-        raise SecretDetected(kinds, list(found))
-    return screened
-
-
-def _screen_value(value: Any, path: str, mode: str, found: dict[str, list[str]]) -> Any:
-    if isinstance(value, str):
-        findings = secrets.scan(value)
-        if not findings:
-            return value
-        found[path] = [f.kind for f in findings]
-        return secrets.redact(value, findings) if mode == "redact" else value
-    if isinstance(value, dict):
-        return {_screen_value(k, f"{path} key", mode, found):
-                _screen_value(v, f"{path}.{k}", mode, found) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_screen_value(v, f"{path}[{i}]", mode, found) for i, v in enumerate(value)]
-    return value
+    if mode == "redact":
+        return secrets.redact_fields(fields)[0]
+    secrets.ensure_no_secrets_in_fields(fields)
+    return fields
 
 
 def new_memory(

@@ -13,7 +13,7 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memoryd.cognition.globs import glob_match
-from memoryd.engine.checks import screen
+from memoryd.engine.checks import screen, screen_fields
 from memoryd.engine.context import EngineContext
 from memoryd.errors import InvalidInput, validation_message
 from memoryd.models import Intention, IntentionTrigger, Priority
@@ -46,6 +46,8 @@ def set_intention(
     if not isinstance(description, str) or not description.strip():
         raise InvalidInput("description is empty")
     description = screen(ctx, description, False, "description")
+    given = trigger.model_dump(exclude_none=True) if isinstance(trigger, BaseModel) else trigger
+    trigger = screen_fields(ctx, {"trigger": dict(given)}, False)["trigger"]
     if priority not in _PRIORITY_ORDER:
         raise InvalidInput(f"priority must be one of {', '.join(_PRIORITY_ORDER)}")
     try:

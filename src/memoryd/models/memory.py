@@ -24,11 +24,10 @@ from memoryd.models.fields import (
     check_validity,
 )
 
-# Fields a change may clear with null; the others must have a value.
+# Fields a change may clear with null; the others must have a value (tags [] and metadata {}
+# empty the two collections).
 NULLABLE = frozenset({"summary", "category", "subcategory", "source", "severity", "valid_from",
                       "valid_until", "superseded_by"})
-# Fields whose null means "empty".
-EMPTY_ON_NULL: dict[str, Any] = {"tags": [], "metadata": {}}
 
 
 class MemoryFields(BaseModel):
@@ -109,8 +108,8 @@ class MemoryPatch(BaseModel):
     """Changes to an existing memory; unset fields stay as they are.
 
     An explicit null clears a field that may be empty (summary, category, source, severity,
-    validity, tags, metadata) and is refused for one that may not (content, node_type, scope,
-    importance).
+    validity) and is refused for the others (content, node_type, scope, importance, and tags
+    and metadata, which ``[]`` and ``{}`` empty).
     """
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -134,20 +133,15 @@ class MemoryPatch(BaseModel):
     @model_validator(mode="after")
     def _nulls(self) -> MemoryPatch:
         refused = [name for name in self.model_fields_set
-                   if getattr(self, name) is None and name not in NULLABLE
-                   and name not in EMPTY_ON_NULL]
+                   if getattr(self, name) is None and name not in NULLABLE]
         if refused:
             raise ValueError(f"{', '.join(sorted(refused))} cannot be null")
         check_validity(self.valid_from, self.valid_until)
         return self
 
     def changes(self) -> dict[str, Any]:
-        """The fields given, with null turned into "empty" where that is what it means."""
-        out = self.model_dump(exclude_unset=True)
-        for name, empty in EMPTY_ON_NULL.items():
-            if name in out and out[name] is None:
-                out[name] = type(empty)()
-        return out
+        """The fields given (null where a field is cleared)."""
+        return self.model_dump(exclude_unset=True)
 
 
 class Memory(BaseModel):
