@@ -39,6 +39,7 @@ from memoryd.errors import (
     SchemaTooNew,
     SecretDetected,
     StoreError,
+    TaskNotFound,
 )
 from memoryd.keys import CreatedKey
 from memoryd.ledger import BrokenLink, LedgerEntry, LedgerReport
@@ -58,9 +59,15 @@ from memoryd.models import (
     Neighbour,
     Neighbourhood,
     NewMemory,
+    PlanStep,
     SchedulingState,
     SearchFilters,
     SearchHit,
+    Task,
+    TaskMessage,
+    TaskOutcome,
+    TaskReport,
+    WaitInfo,
 )
 from memoryd.opening import open
 from memoryd.store.base import Actor
@@ -76,8 +83,9 @@ __all__ = [
     "LedgerEntry", "LedgerReport", "MaintenanceBusy", "Memory", "MemoryNotFound",
     "MemoryPatch", "MemoryStateReport", "MemorydError", "Message", "ModelMismatch",
     "Neighbour", "Neighbourhood", "NewMemory", "NoKeysConfigured", "NotAMemorydStore",
-    "Recalled", "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit",
-    "SecretDetected", "Settings", "Skipped", "StoreError", "open",
+    "PlanStep", "Recalled", "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit",
+    "SecretDetected", "Settings", "Skipped", "StoreError", "Task", "TaskMessage",
+    "TaskNotFound", "TaskOutcome", "TaskReport", "WaitInfo", "open",
 ]
 
 

@@ -2,8 +2,9 @@
 
 One process, one engine: the REST routes and the MCP tools both call the operation
 registry on ``app.state.engine``. The lifespan opens the engine, refuses to start when
-no API key exists and anonymous access was not allowed explicitly, and runs the MCP
-session manager (a mounted app's own lifespan would never run).
+no API key exists and anonymous access was not allowed explicitly, starts the smart waits
+of this host, and runs the MCP session manager (a mounted app's own lifespan would never
+run).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def create_app(open_engine: Callable[[], Engine], settings: Settings | None = No
             if not settings.allow_anonymous and not engine.has_active_key():
                 raise NoKeysConfigured()
             holder["engine"] = app.state.engine = engine
+            engine.start_waits()  # this host's smart waits; stopped by engine.close()
             async with mcp.session_manager.run():
                 yield
         finally:

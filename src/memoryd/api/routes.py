@@ -70,6 +70,16 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("DELETE", "/api/v1/keys/{id}", "keys_revoke", "keys"),
     Binding("GET", "/api/v1/ledger", "ledger", "maintenance"),
     Binding("GET", "/api/v1/ledger/verify", "ledger_verify", "maintenance"),
+    # Task memory and smart waits.
+    Binding("POST", "/api/v1/tasks", "task_register", "tasks", status=201),
+    Binding("GET", "/api/v1/tasks", "task_list", "tasks"),
+    Binding("GET", "/api/v1/tasks/{id}", "task_get", "tasks"),
+    Binding("PATCH", "/api/v1/tasks/{id}", "task_update", "tasks"),
+    Binding("POST", "/api/v1/tasks/{id}/complete", "task_complete", "tasks"),
+    Binding("POST", "/api/v1/waits", "smart_wait", "waits", status=202),
+    Binding("GET", "/api/v1/waits", "wait_list", "waits"),
+    Binding("GET", "/api/v1/waits/{id}", "wait_status", "waits"),
+    Binding("DELETE", "/api/v1/waits/{id}", "wait_cancel", "waits"),
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -23,9 +23,13 @@ def mcp(
 
     settings = Settings()
     store = (ctx.obj or {}).get("store")
-    serve_stdio(
-        lambda: open_memory(store, settings=settings), agent_id=agent_id, warm=settings.mcp_warm
-    )
+
+    def open_with_waits() -> Any:
+        engine = open_memory(store, settings=settings)
+        engine.start_waits()  # run this host's waits unless a server already does
+        return engine
+
+    serve_stdio(open_with_waits, agent_id=agent_id, warm=settings.mcp_warm)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,8 @@
 """Every operation an agent or program can call, defined once (see ``registry``).
 
 Importing this package registers all of them: search, memories, knowledge (codebase,
-intentions, graph), admin, and the agent hooks (recall, capture, flush, session_warm).
+intentions, graph), admin, the agent hooks (recall, capture, flush, session_warm), task memory
+and smart waits.
 
 >>> out = invoke(engine, "search", {"query": "typescript", "limit": 5}, Caller.local())
 >>> out.results[0].content
@@ -23,7 +24,15 @@ from memoryd.operations.registry import (
 )
 
 # isort: split
-from memoryd.operations import admin, gateway, knowledge, memories, search  # noqa: F401
+from memoryd.operations import (  # noqa: F401
+    admin,
+    gateway,
+    knowledge,
+    memories,
+    search,
+    tasks,
+    waits,
+)
 
 __all__ = [
     "CALLER_SCOPE_KEY",

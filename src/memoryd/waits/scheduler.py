@@ -37,7 +37,7 @@ from memoryd.waits.model import Observation, Verdict, WaitJob, WaitStatus, WakeA
 from memoryd.waits.persistence import JobStore, MemoryJobStore
 from memoryd.waits.policy import WaitPolicy, next_interval
 from memoryd.waits.targets import parse_target
-from memoryd.waits.validate import check_request
+from memoryd.waits.validate import check_request, check_wake
 from memoryd.waits.wake import WakeDispatcher
 from memoryd.waits.watchers import Watcher, WatcherKit, build_watcher
 from memoryd.waits.watchers.screen import ScreenWatcher
@@ -171,6 +171,23 @@ class WaitScheduler:
                 return job
         job = self._finish(job_id, WaitStatus.CANCELLED, "cancelled", None)
         return job
+
+    def get(self, job_id: str) -> WaitJob | None:
+        """The job as this scheduler knows it (None when it never ran here)."""
+        with self._cond:
+            return self._jobs.get(job_id)
+
+    def adopt(self, job: WaitJob) -> None:
+        """Start running a job that was recorded elsewhere (another process saved it as
+        watching): resumed from its cursor, like a job loaded at start."""
+        def enter() -> None:
+            with self._cond:
+                if job.id in self._jobs:
+                    return
+                self._jobs[job.id] = job
+            self._resume(job)
+
+        self._post(enter)
 
     def add_periodic(self, name: str, fn: Callable[[], None], interval_s: float) -> None:
         """Run ``fn`` every ``interval_s`` seconds on the loop (system activity sources)."""
@@ -370,17 +387,7 @@ class WaitScheduler:
         self._persist.save(job)
 
     def _check_wake(self, wake: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        if wake is None:
-            return None
-        route = wake.get("to")
-        routes = self.wake.settings.routes if self.wake is not None else ()
-        if route not in routes:
-            raise InvalidWait("wake", f"route {route!r} is not configured (configured: "
-                              f"{', '.join(routes) or 'none'})")
-        unknown = set(wake) - {"to", "session_key"}
-        if unknown:
-            raise InvalidWait("wake", f"unknown key(s) {sorted(unknown)}")
-        return dict(wake)
+        return check_wake(wake, self.wake.settings.routes if self.wake is not None else ())
 
     # ------------------------------------------------------------------ frames
 

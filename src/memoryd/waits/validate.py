@@ -92,3 +92,23 @@ def _default_criteria(target: Target, criteria: Any) -> Any:
     if criteria is None:
         raise InvalidWait("criteria", "is required")
     return criteria
+
+
+def check_wake(wake: Mapping[str, Any] | None, routes: tuple[str, ...]) -> dict[str, Any] | None:
+    """A wake request naming one of the configured ``routes`` (and an optional
+    ``session_key``), as a plain dict; None when no wake is asked for."""
+    if wake is None:
+        return None
+    if not isinstance(wake, Mapping):
+        raise InvalidWait("wake", 'must be an object such as {"to": "openclaw"}')
+    route = wake.get("to")
+    if route not in routes:
+        raise InvalidWait("wake", f"route {route!r} is not configured (configured: "
+                          f"{', '.join(routes) or 'none'})")
+    unknown = set(wake) - {"to", "session_key"}
+    if unknown:
+        raise InvalidWait("wake", f"unknown key(s) {sorted(unknown)}")
+    session = wake.get("session_key")
+    if session is not None and (not isinstance(session, str) or not 0 < len(session) <= 200):
+        raise InvalidWait("wake", "session_key must be a string of 1 to 200 characters")
+    return dict(wake)
