@@ -210,9 +210,25 @@ class WaitService:
         job = WaitJob(id="w_" + uuid.uuid4().hex[:12], target=parsed_target.raw,
                       criteria=parsed.to_dict(), timeout_s=timeout, created_at=now,
                       deadline=now + timeout, updated_at=now, task_id=task_id,
-                      wake=checked_wake, owner=owner)
+                      wake=checked_wake, owner=owner,
+                      cursor=self._starting_point(parsed_target, parsed))
         self._ctx.store.save_wait_job(job.to_dict())
         return job
+
+    def _starting_point(self, target: Any, criteria: Any) -> dict[str, Any]:
+        """Where the runner starts watching a recorded job: for a file, its end now (so
+        lines written before the runner adopts the job count) and for a pid, that it
+        exists; other targets start, and are checked, when adopted."""
+        if target.kind not in ("file", "pid"):
+            return {}
+        from memoryd.waits import WatcherKit
+        from memoryd.waits.watchers import build_watcher
+
+        watcher = build_watcher(target, criteria, WatcherKit(self.policy))
+        try:
+            return watcher.cursor()
+        finally:
+            watcher.close(final=False)
 
     def _runner_missing(self) -> bool:
         lock = self._lock()

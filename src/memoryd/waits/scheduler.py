@@ -357,8 +357,11 @@ class WaitScheduler:
                              last_observation=obs or job.last_observation)
             self._jobs[job_id] = job
             self._forget_old_finished()
-            self._cond.notify_all()
-        self._persist.save(job)
+        try:
+            self._persist.save(job)
+        finally:  # long-polls return once the end is recorded (other processes read the store)
+            with self._cond:
+                self._cond.notify_all()
         if live is not None:
             self._post(lambda: self._retire(live))
         if self.wake is not None and job.wake is not None and status is not WaitStatus.CANCELLED:
