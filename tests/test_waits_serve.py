@@ -116,3 +116,34 @@ def test_the_cli_works_beside_the_running_server(serve: Serve, run_cli, tmp_path
     listed = json.loads(run_cli("task", "list", "--status", "completed", "--json",
                                 env=env).stdout)
     assert [t["id"] for t in listed["tasks"]] == [task_id]
+
+
+def test_memoryd_mcp_over_stdio_runs_waits_when_no_server_does(cli_env, tmp_path: Path) -> None:
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    log = tmp_path / "stdio.log"
+    log.write_text("")
+    env = {**cli_env, "MEMORYD_MCP_WARM": "false", "MEMORYD_WAIT_ALLOWED_ROOTS": str(tmp_path),
+           "MEMORYD_WAIT_RUNNER": "stdio-test-host"}
+    params = StdioServerParameters(command=str(MEMORYD_BIN), args=["mcp"], env=env)
+
+    async def session():
+        async with Client(params, mode="legacy") as client:
+            task = await client.call_tool("task_register", {"name": "Watch the stdio log"})
+            task_id = task.structured_content["task"]["id"]
+            started = await client.call_tool("smart_wait", {
+                "target": f"file:{log}", "criteria": "STDIO OK", "timeout_s": 30,
+                "task_id": task_id})
+            append_later(log, ["STDIO OK"])
+            status = await client.call_tool("wait_status", {
+                "id": started.structured_content["id"], "block_s": 20})
+            report = await client.call_tool("task_get", {"id": task_id})
+            return started, status, report
+
+    started, status, report = asyncio.run(session())
+    assert not started.is_error, started.content[0].text
+    assert status.structured_content["status"] == "resolved"
+    assert status.structured_content["runner"] == "stdio-test-host"
+    assert report.structured_content["waits"][0]["status"] == "resolved"
