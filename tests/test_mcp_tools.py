@@ -56,6 +56,15 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "consolidate": (set(), {"dry_run"}),
     "stats": (set(), set()),
     "health": (set(), set()),
+    "task_register": ({"name"}, {"plan", "scope", "metadata"}),
+    "task_update": ({"id"}, {"message", "kind", "step_done", "add_steps", "status"}),
+    "task_get": ({"id"}, {"refresh"}),
+    "task_list": (set(), {"status", "limit"}),
+    "task_complete": ({"id"}, {"status", "outcome", "learned"}),
+    "smart_wait": ({"target", "criteria", "timeout_s"}, {"task_id", "wake"}),
+    "wait_status": ({"id"}, {"block_s"}),
+    "wait_list": (set(), {"status", "task_id", "limit"}),
+    "wait_cancel": ({"id"}, set()),
 }
 
 
@@ -91,6 +100,8 @@ def test_tool_names_parameters_and_annotations(server):
     assert tools["memory"].annotations.destructive_hint is True
     assert tools["smart_ingest"].annotations.read_only_hint is False
     assert tools["recall"].annotations.read_only_hint is True
+    assert tools["wait_status"].annotations.read_only_hint is True
+    assert tools["smart_wait"].annotations.read_only_hint is False
 
 
 def test_ingest_search_recall_and_memory_actions(server, mem):
@@ -241,4 +252,13 @@ def test_every_tool_is_a_registry_operation():
         "consolidate",
         "stats",
         "health",
+        "task_register",
+        "task_update",
+        "task_get",
+        "task_list",
+        "task_complete",
+        "smart_wait",
+        "wait_status",
+        "wait_list",
+        "wait_cancel",
     }
