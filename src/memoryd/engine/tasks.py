@@ -34,7 +34,7 @@ from memoryd.models import (
 from memoryd.tasks import classify_message, digest, outcome_text
 
 ENDED = ("completed", "failed")
-HISTORY = 200  # messages read to find blockers and recent progress
+HISTORY = 100  # messages read to find open blockers and the recent ones
 DECISIONS = 10
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -30,15 +31,21 @@ def _encode(table: str, row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _decode(table: str, columns: tuple[str, ...], values: tuple[Any, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, value in zip(columns, values):
-        if value is not None and name in JSON_FIELDS[table]:
-            value = json.loads(value)
-        elif name in TIME_FIELDS:
-            value = dt(value)
-        out[name] = value
-    return out
+def _decoder(table: str, columns: tuple[str, ...]) -> Callable[[tuple[Any, ...]], dict[str, Any]]:
+    """A row reader for ``columns`` of ``table`` (JSON text and epoch seconds decoded)."""
+    convert = [json.loads if c in JSON_FIELDS[table] else dt if c in TIME_FIELDS else None
+               for c in columns]
+
+    def decode(values: tuple[Any, ...]) -> dict[str, Any]:
+        return {name: fn(value) if fn is not None and value is not None else value
+                for name, fn, value in zip(columns, convert, values)}
+
+    return decode
+
+
+_TASK_ROW = _decoder("tasks", work.TASK_COLUMNS)
+_MESSAGE_ROW = _decoder("task_messages", work.MESSAGE_COLUMNS)
+_WAIT_ROW = _decoder("wait_jobs", work.WAIT_COLUMNS)
 
 
 def _upsert(table: str, columns: tuple[str, ...], guard: str | None = None) -> str:
@@ -70,7 +77,7 @@ class SQLiteWorkTables:
         rows = self._conn.execute(
             f"SELECT {', '.join(work.TASK_COLUMNS)} FROM tasks WHERE {where} {tail}", params
         ).fetchall()
-        return [work.row_task(_decode("tasks", work.TASK_COLUMNS, r)) for r in rows]
+        return [work.row_task(_TASK_ROW(r)) for r in rows]
 
     def get_task(self, task_id: str) -> Task | None:
         found = self._tasks("id = ?", [task_id])
@@ -110,7 +117,7 @@ class SQLiteWorkTables:
             f"SELECT {', '.join(work.MESSAGE_COLUMNS)} FROM task_messages "
             f"WHERE {' AND '.join(clauses)} ORDER BY id {order} LIMIT ?", [*params, limit]
         ).fetchall()
-        return [work.row_message(_decode("task_messages", work.MESSAGE_COLUMNS, r)) for r in rows]
+        return [work.row_message(_MESSAGE_ROW(r)) for r in rows]
 
     # --- wait jobs -------------------------------------------------------
     def save_wait_job(self, job: dict[str, Any]) -> bool:
@@ -123,7 +130,7 @@ class SQLiteWorkTables:
         rows = self._conn.execute(
             f"SELECT {', '.join(work.WAIT_COLUMNS)} FROM wait_jobs WHERE {where} {tail}", params
         ).fetchall()
-        return [work.row_wait(_decode("wait_jobs", work.WAIT_COLUMNS, r)) for r in rows]
+        return [work.row_wait(_WAIT_ROW(r)) for r in rows]
 
     def get_wait_job(self, job_id: str) -> dict[str, Any] | None:
         found = self._waits("id = ?", [job_id])
