@@ -199,3 +199,17 @@ def test_long_polls_beyond_the_limit_answer_at_once(open_waits, log) -> None:
     blocker.join()
     with pytest.raises(InvalidInput, match="block_s"):
         mem.wait_status(job.id, block_s=301)
+
+
+def test_what_a_wait_saw_is_kept_without_credentials(open_waits, log) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    mem = open_waits()
+    task = mem.register_task("Publish")
+    job = mem.smart_wait(f"file:{log}", "/published with token/", 30, task_id=task.id)
+    append_later(log, [f"published with token {token}"], delay=0)
+    done = mem.wait_status(job.id, block_s=20)
+    assert done.status == "resolved"  # the criteria matched the line as it was written
+    assert done.result == "published with token [REDACTED:github_token]"
+    assert token not in str(mem.store.get_wait_job(job.id))
+    note = wait_until(lambda: [m for m in mem.get_task(task.id).recent if m.role == "system"])
+    assert token not in note[0].content and "[REDACTED:github_token]" in note[0].content
