@@ -174,3 +174,17 @@ def test_work_tables_export_and_import_between_backends(store: Store, store_fact
     assert target.get_wait_job("w_1") == store.get_wait_job("w_1")
     later = target.add_task_message(TaskMessage(task_id="t_1", content="next", created_at=NOW))
     assert later.id > store.task_messages("t_1")[0].id
+
+
+def test_the_wait_lock_is_per_store(store: Store, store_factory) -> None:
+    """The runner of a host's waits holds ``waits@<host>``: exclusive within one store,
+    independent between two stores (two databases of one PostgreSQL server included)."""
+    other = store_factory(store.backend, name="other")
+    with store.maintenance_lock("waits@host-a") as mine:
+        assert mine
+        with store.maintenance_lock("waits@host-a") as again:
+            assert not again
+        with store.maintenance_lock("waits@host-b") as another_host:
+            assert another_host
+        with other.maintenance_lock("waits@host-a") as other_store:
+            assert other_store

@@ -9,6 +9,7 @@ agent sees and changes only the jobs of its scope/agent (others are "not found")
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -17,10 +18,13 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from memoryd.engine.context import EngineContext
+from memoryd.errors import MemorydError
 from memoryd.models import WaitInfo
 
 if TYPE_CHECKING:  # the watcher layer loads when waits are first used
     from memoryd.waits import WaitJob
+
+log = logging.getLogger("memoryd.waits")
 
 FINAL_NOTES = ("resolved", "timeout", "error")  # endings worth a line in the task's history
 
@@ -86,6 +90,7 @@ class StoreJobs:
                  on_end: Callable[[WaitJob], None] | None = None) -> None:
         self._ctx, self.runner, self._on_end = ctx, runner, on_end
         self._ended: set[str] = set()
+        self._unsaved: dict[str, WaitJob] = {}
         self._lock = threading.Lock()
 
     def load(self) -> list[WaitJob]:
@@ -97,8 +102,17 @@ class StoreJobs:
         return [WaitJob.from_dict(row) for row in rows]
 
     def save(self, job: WaitJob) -> None:
-        """Upsert the job; report its end once."""
-        written = self._ctx.store.save_wait_job(job.to_dict())
+        """Upsert the job; report its end once. A store that fails (busy, unreachable)
+        must not stop the scheduler: the job is kept and written again by :meth:`flush`."""
+        try:
+            written = self._ctx.store.save_wait_job(job.to_dict())
+        except MemorydError as exc:
+            log.warning("could not save wait %s (will retry): %s", job.id, exc)
+            with self._lock:
+                self._unsaved[job.id] = job
+            return
+        with self._lock:
+            self._unsaved.pop(job.id, None)
         if not (written and job.status.final and self._on_end is not None):
             return
         with self._lock:
@@ -106,3 +120,10 @@ class StoreJobs:
             self._ended.add(job.id)
         if first:
             self._on_end(job)
+
+    def flush(self) -> None:
+        """Write again the jobs a failing store could not take."""
+        with self._lock:
+            pending = list(self._unsaved.values())
+        for job in pending:
+            self.save(job)

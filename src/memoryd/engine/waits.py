@@ -57,6 +57,7 @@ class WaitService:
         self._scheduler: WaitScheduler | None = None
         self._lock_cm: AbstractContextManager[bool] | None = None
         self._activity: ActivityRecorder | None = None
+        self._jobs: StoreJobs | None = None
         self._policy: WaitPolicy | None = None
         self._standby: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -105,7 +106,15 @@ class WaitService:
             lock.__exit__(None, None, None)
             raise
         with self._mutex:
-            self._scheduler, self._lock_cm = scheduler, lock
+            stopped = self._stopping.is_set()
+            if not stopped:
+                self._scheduler, self._lock_cm = scheduler, lock
+        if stopped:  # closed while the scheduler was being built
+            scheduler.close()
+            if self._activity is not None:
+                self._activity.close()
+            lock.__exit__(None, None, None)
+            return False
         return True
 
     def _build_scheduler(self) -> WaitScheduler:
@@ -115,7 +124,7 @@ class WaitService:
         from memoryd.waits.activity import ActivityMonitor
 
         settings = self._ctx.settings
-        jobs = StoreJobs(self._ctx, self.runner, self._ended)
+        jobs = self._jobs = StoreJobs(self._ctx, self.runner, self._ended)
         scheduler = WaitScheduler(policy=self.policy, jobs=jobs, kit=WatcherKit(self.policy),
                                   judge=frame_judge(settings), wake=wake_dispatcher(settings))
         scheduler.start()
@@ -159,12 +168,20 @@ class WaitService:
                                            wait_id=job.id, status=job.status.value)
 
     def _sync(self) -> None:
-        """Adopt jobs other processes recorded for this host; stop those they cancelled."""
+        """Adopt jobs other processes recorded for this host; stop those they cancelled;
+        write again what the store could not take. A failing store is retried next time."""
+        try:
+            self._sync_once()
+        except Exception as exc:  # noqa: BLE001 - the wait loop must outlive a store hiccup
+            log.warning("wait store sync failed (will retry): %s", exc)
+
+    def _sync_once(self) -> None:
         from memoryd.waits import WaitJob
 
-        scheduler = self._scheduler
-        if scheduler is None:
+        scheduler, jobs = self._scheduler, self._jobs
+        if scheduler is None or jobs is None:
             return
+        jobs.flush()
         since, self._synced = self._synced - 5.0, time.time()
         for row in self._ctx.store.list_wait_jobs(runner=self.runner, updated_after=since,
                                                   limit=10_000):
