@@ -1,6 +1,6 @@
 """Detection latency end to end: 20 file waits started over REST on a real uvicorn server
-(the engine's runner, jobs in the SQLite store), against the same plan on the bare
-scheduler, one after the other in the same run.
+(the engine's runner, jobs in the SQLite store) and 20 on the bare scheduler, at the same
+time, each line written to one file of each at the same moment.
 
 Each line carries the wall-clock time it was written (``READY <epoch>``); latency is the
 job's ``resolved_at`` minus that time, by the same clock.
@@ -48,48 +48,55 @@ def _latency_ms(result: str | None, resolved_at: float) -> float:
     return (resolved_at - float((result or "").split()[-1])) * 1000.0
 
 
-def bare(root: Path, n: int, longest: float) -> list[float]:
-    """Latencies (ms) of the watcher layer alone."""
-    sched = scheduler(root)
-    files = _plan(root, n, longest)
-    ids = [sched.submit(WaitRequest(f"file:{p}", CRITERIA, longest + 60)).id for _, p in files]
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(time.time()), repr(files)])
-    out = []
-    for job_id in ids:
-        job = sched.status(job_id, block_s=longest + 30)
-        if job.status is WaitStatus.RESOLVED:
-            out.append(_latency_ms(job.result, job.resolved_at or 0.0))
-    writer.wait()
-    sched.close()
-    return out
+class _RestServer:
+    """The engine behind a real uvicorn server in this process (anonymous access)."""
+
+    def __init__(self, root: Path, embedder: LocalEmbedder) -> None:
+        settings = Settings(home=root, allow_anonymous=True, wait_allowed_roots=[str(root)],
+                            wait_runner=f"bench-rest-{root.name}")
+        engine = memoryd.open(f"sqlite:///{root / 'm.db'}", settings=settings, embedder=embedder)
+        self.port = _port()
+        self.server = uvicorn.Server(uvicorn.Config(create_app(lambda: engine, settings),
+                                                    host="127.0.0.1", port=self.port,
+                                                    log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
 
 
-def over_rest(root: Path, n: int, longest: float, embedder: LocalEmbedder) -> list[float]:
-    """Latencies (ms) of waits started and long-polled over REST."""
-    settings = Settings(home=root, allow_anonymous=True, wait_allowed_roots=[str(root)],
-                        wait_runner=f"bench-rest-{root.name}")
-    engine = memoryd.open(f"sqlite:///{root / 'm.db'}", settings=settings, embedder=embedder)
-    port = _port()
-    server = uvicorn.Server(uvicorn.Config(create_app(lambda: engine, settings), host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    files = _plan(root, n, longest)
-    out = []
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=longest + 60) as http:
-        ids = [http.post("/api/v1/waits", json={"target": f"file:{p}", "criteria": CRITERIA,
-                                                "timeout_s": longest + 60}).json()["id"]
-               for _, p in files]
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(time.time()), repr(files)])
-        for job_id in ids:
-            job: dict[str, Any] = http.get(f"/api/v1/waits/{job_id}",
+def run(root: Path, n: int, longest: float, embedder: LocalEmbedder) -> dict[str, list[float]]:
+    """Latencies (ms) of both paths at once: each line is written to a file watched by the
+    bare scheduler and to one watched over REST at the same moment."""
+    (root / "bare").mkdir()
+    (root / "rest").mkdir()
+    sched, rest = scheduler(root / "bare"), _RestServer(root / "rest", embedder)
+    bare_files, rest_files = _plan(root / "bare", n, longest), _plan(root / "rest", n, longest)
+    timeout = longest + 60
+    bare_ids = [sched.submit(WaitRequest(f"file:{p}", CRITERIA, timeout)).id
+                for _, p in bare_files]
+    out: dict[str, list[float]] = {"bare scheduler": [], "over REST (engine runner)": []}
+    with httpx.Client(base_url=f"http://127.0.0.1:{rest.port}", timeout=timeout) as http:
+        rest_ids = [http.post("/api/v1/waits", json={"target": f"file:{p}", "criteria": CRITERIA,
+                                                     "timeout_s": timeout}).json()["id"]
+                    for _, p in rest_files]
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(time.time()),
+                                   repr(bare_files + rest_files)])
+        for job_id in bare_ids:
+            job = sched.status(job_id, block_s=longest + 30)
+            if job.status is WaitStatus.RESOLVED:
+                out["bare scheduler"].append(_latency_ms(job.result, job.resolved_at or 0.0))
+        for job_id in rest_ids:
+            got: dict[str, Any] = http.get(f"/api/v1/waits/{job_id}",
                                            params={"block_s": min(300, longest + 30)}).json()
-            if job["status"] == "resolved":
-                resolved = datetime.fromisoformat(job["resolved_at"]).timestamp()
-                out.append(_latency_ms(job["result"], resolved))
+            if got["status"] == "resolved":
+                resolved = datetime.fromisoformat(got["resolved_at"]).timestamp()
+                out["over REST (engine runner)"].append(_latency_ms(got["result"], resolved))
         writer.wait()
-    server.should_exit = True
-    thread.join(timeout=30)
+    sched.close()
+    rest.close()
     return out
