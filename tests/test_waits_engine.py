@@ -213,3 +213,32 @@ def test_what_a_wait_saw_is_kept_without_credentials(open_waits, log) -> None:
     assert token not in str(mem.store.get_wait_job(job.id))
     note = wait_until(lambda: [m for m in mem.get_task(task.id).recent if m.role == "system"])
     assert token not in note[0].content and "[REDACTED:github_token]" in note[0].content
+
+
+def test_wait_settings_are_off_by_default_and_read_from_the_environment(monkeypatch) -> None:
+    from memoryd import Settings
+    from memoryd.engine.wait_setup import (
+        activity_settings,
+        frame_judge,
+        wait_policy,
+        wake_dispatcher,
+    )
+
+    quiet = Settings()
+    policy = wait_policy(quiet)
+    assert policy.allowed_roots == (Path.home(),)
+    assert (policy.allow_spawn, policy.allow_link_local, policy.display, policy.vision) == \
+        (False, False, None, False)
+    assert wake_dispatcher(quiet) is None and frame_judge(quiet) is None
+    assert activity_settings(quiet).build_sources() == []
+    monkeypatch.setenv("MEMORYD_WAIT_ALLOWED_ROOTS", "/srv/builds,~/proj")
+    monkeypatch.setenv("MEMORYD_ACTIVITY_LOG_FILES", "/var/log/app.log")
+    monkeypatch.setenv("MEMORYD_WAKE_WEBHOOK_URL", "http://127.0.0.1:9/hook")
+    loud = Settings()
+    assert wait_policy(loud).allowed_roots == (Path("/srv/builds"), Path.home() / "proj")
+    assert activity_settings(loud).log_files == ("/var/log/app.log",)
+    dispatcher = wake_dispatcher(loud)
+    assert dispatcher is not None and dispatcher.settings.routes == ("webhook",)
+    dispatcher.close()
+    with pytest.raises(ValueError, match="scope"):
+        Settings(activity_scope="everyone")

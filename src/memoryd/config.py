@@ -136,7 +136,7 @@ class Settings(BaseSettings):
     # directory is off until set here.
     wait_runner: str | None = Field(default=None, description="This host's name for its waits "
                                     "(default: the host name).")
-    wait_allowed_roots: Annotated[list[Path], NoDecode] = Field(
+    wait_allowed_roots: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Directories file waits may watch (default: home).")
     wait_allow_spawn: bool = False
     wait_allow_link_local: bool = False
