@@ -11,10 +11,10 @@
    and long-polled over REST on a real server and 20 on the bare scheduler, at the same
    time, each line written to one file of each at once. Budget: p50 <= 1 s.
 3. Task memory (bench/waits_engine/tasks.py): task_update with the running summary every
-   5 messages against never (calls interleaved); task_get on a task of a few hundred messages; an on-demand
-   extractive summary.
+   5 messages against never (calls interleaved); task_get on a task of a few hundred
+   messages; an on-demand extractive summary.
 
-Results: bench/results/waits_engine.json and waits_engine.md (--quick: waits_engine_quick.*).
+Results: bench/results/waits_engine.json and .md (--quick: waits_engine_quick.*).
 """
 
 from __future__ import annotations
@@ -25,8 +25,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine_info, md_table, other_load, percentile, source_fingerprint
-from bench.common import write_results
+from bench.common import (
+    machine_info,
+    md_table,
+    other_load,
+    percentile,
+    source_fingerprint,
+    write_results,
+)
 from bench.waits_engine import idle, latency, tasks
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "memoryd"
@@ -43,7 +49,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def _lat(samples: list[float], n: int) -> dict[str, Any]:
     return {"samples_ms": [round(s, 1) for s in samples], "unresolved": n - len(samples),
-            "p50_ms": round(percentile(samples, 50), 1), "p95_ms": round(percentile(samples, 95), 1)}
+            "p50_ms": round(percentile(samples, 50), 1),
+            "p95_ms": round(percentile(samples, 95), 1)}
 
 
 def headline(data: dict[str, Any]) -> list[str]:
