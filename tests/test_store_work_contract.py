@@ -188,3 +188,15 @@ def test_the_wait_lock_is_per_store(store: Store, store_factory) -> None:
             assert another_host
         with other.maintenance_lock("waits@host-a") as other_store:
             assert other_store
+
+
+def test_messages_are_counted_after_an_id_and_by_role(store: Store) -> None:
+    store.save_task(task())
+    ids = [store.add_task_message(TaskMessage(task_id="t_1", role=role, content=role,
+                                              created_at=NOW)).id
+           for role in ("agent", "system", "distilled", "agent")]
+    assert store.count_task_messages("t_1") == 4
+    assert store.count_task_messages("t_1", after=ids[2]) == 1
+    assert store.count_task_messages("t_1", roles=["agent", "system"]) == 3
+    assert store.count_task_messages("t_1", after=ids[0], roles=["distilled"]) == 1
+    assert store.count_task_messages("nope") == 0

@@ -51,11 +51,12 @@ def refresh_summary(ctx: EngineContext, task: Task, chat: ChatClient | None, *,
     """Write a new summary when ``task_summary_every`` messages arrived since the last one
     (or at once with ``force``); returns it, or the current one when nothing was due."""
     previous = latest_summary(ctx, task.id)
-    every = ctx.settings.task_summary_every
-    news = ctx.store.task_messages(task.id, after=previous.id if previous else 0,
-                                   roles=WORK_ROLES, limit=max(every, PROMPT_MESSAGES))[::-1]
-    if len(news) < every and not (force and (news or previous is None)):
+    after = previous.id if previous else 0
+    pending = ctx.store.count_task_messages(task.id, after=after, roles=WORK_ROLES)
+    if pending < ctx.settings.task_summary_every and not (force and (pending or not previous)):
         return previous
+    news = ctx.store.task_messages(task.id, after=after, roles=WORK_ROLES,
+                                   limit=PROMPT_MESSAGES)[::-1]
     via = "extractive"
     if ctx.settings.task_distiller == "llm" and chat is not None:
         try:

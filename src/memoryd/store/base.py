@@ -359,6 +359,11 @@ class Store(ABC):
                       newest_first: bool = True) -> list[TaskMessage]:
         """Messages of a task with an id above ``after``, optionally of some roles and kinds."""
 
+    @abstractmethod
+    def count_task_messages(self, task_id: str, *, after: int = 0,
+                            roles: list[str] | None = None) -> int:
+        """How many messages of a task have an id above ``after`` (optionally of some roles)."""
+
     # --- wait jobs -------------------------------------------------------
     @abstractmethod
     def save_wait_job(self, job: dict[str, Any]) -> bool:
@@ -430,7 +435,7 @@ _TRANSLATED = (
     "save_intention", "get_intention", "list_intentions", "save_key", "key_by_hash",
     "list_keys", "touch_key", "mark_accessed", "get_watermark", "set_watermark",
     "save_report", "list_reports", "close", "save_task", "get_task", "list_tasks",
-    "add_task_message", "task_messages", "save_wait_job", "get_wait_job", "list_wait_jobs",
+    "add_task_message", "task_messages", "count_task_messages", "save_wait_job", "get_wait_job", "list_wait_jobs",
 )
 
 

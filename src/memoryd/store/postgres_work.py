@@ -106,6 +106,17 @@ class PostgresWorkTables:
             f"WHERE {' AND '.join(clauses)} ORDER BY id {order} LIMIT %s", [*params, limit])
         return [work.row_message(_decode(work.MESSAGE_COLUMNS, r)) for r in rows]
 
+    def count_task_messages(self, task_id: str, *, after: int = 0,
+                            roles: list[str] | None = None) -> int:
+        clauses, params = ["task_id = %s", "id > %s"], [task_id, after]
+        if roles:
+            clause, args = DIALECT.in_list("role", list(roles))
+            clauses.append(clause)
+            params.extend(args)
+        [(count,)] = self._work_rows(
+            f"SELECT COUNT(*) FROM task_messages WHERE {' AND '.join(clauses)}", params)
+        return int(count)
+
     # --- wait jobs -------------------------------------------------------
     def save_wait_job(self, job: dict[str, Any]) -> bool:
         row = _encode("wait_jobs", work.wait_row(job))

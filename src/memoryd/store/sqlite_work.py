@@ -119,6 +119,18 @@ class SQLiteWorkTables:
         ).fetchall()
         return [work.row_message(_MESSAGE_ROW(r)) for r in rows]
 
+    def count_task_messages(self, task_id: str, *, after: int = 0,
+                            roles: list[str] | None = None) -> int:
+        clauses, params = ["task_id = ?", "id > ?"], [task_id, after]
+        if roles:
+            clause, args = DIALECT.in_list("role", list(roles))
+            clauses.append(clause)
+            params.extend(args)
+        (count,) = self._conn.execute(
+            f"SELECT COUNT(*) FROM task_messages WHERE {' AND '.join(clauses)}", params
+        ).fetchone()
+        return int(count)
+
     # --- wait jobs -------------------------------------------------------
     def save_wait_job(self, job: dict[str, Any]) -> bool:
         row = _encode("wait_jobs", work.wait_row(job))
