@@ -10,6 +10,7 @@ bound keys (what they may see and change) is tested in test_isolation.py.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -41,7 +42,9 @@ class Case:
     """One call: the route (or tool) and arguments, the scope it needs, where bound keys may go.
 
     Placeholders in paths and bodies: ``{own}`` a memory in the caller's view, ``{fresh}`` a new
-    one of those (for destructive calls), ``{key}`` a new API key id, ``{text}`` new content.
+    one of those (for destructive calls), ``{task}`` / ``{fresh_task}`` and ``{wait}`` /
+    ``{fresh_wait}`` the same for tasks and waits, ``{key}`` a new API key id, ``{text}`` new
+    content.
     """
 
     name: str
@@ -55,6 +58,9 @@ class Case:
 def _messages() -> list[dict[str, str]]:
     return [{"role": "user", "content": "I prefer {text} for breakfast."}]
 
+
+# A wait that never resolves on its own: this test process is the pid, and it outlives it.
+WAIT_ARGS = {"target": f"pid:{os.getpid()}", "criteria": "exit", "timeout_s": 120}
 
 REST_CASES: list[Case] = [
     Case("bridge search", "POST /search", {"query": "release train"}, "read"),
@@ -118,6 +124,18 @@ REST_CASES: list[Case] = [
     Case("keys revoke", "DELETE /api/v1/keys/{key}", None, "admin", False),
     Case("ledger", "GET /api/v1/ledger", {"limit": 3}, "admin", False),
     Case("ledger verify", "GET /api/v1/ledger/verify", None, "admin", False),
+    Case("task register", "POST /api/v1/tasks", {"name": "{text}", "plan": ["a", "b"]}, "write",
+         status=201),
+    Case("task list", "GET /api/v1/tasks", None, "read"),
+    Case("task get", "GET /api/v1/tasks/{task}", None, "read"),
+    Case("task update", "PATCH /api/v1/tasks/{task}", {"message": "{text}", "step_done": 1},
+         "write"),
+    Case("task complete", "POST /api/v1/tasks/{fresh_task}/complete", {"outcome": "{text}"},
+         "write"),
+    Case("wait start", "POST /api/v1/waits", WAIT_ARGS, "write", status=202),
+    Case("wait list", "GET /api/v1/waits", None, "read"),
+    Case("wait status", "GET /api/v1/waits/{wait}", None, "read"),
+    Case("wait cancel", "DELETE /api/v1/waits/{fresh_wait}", None, "write"),
 ]
 
 # The server of these tests offers `vestige,full`: every tool, with the Vestige-style
@@ -152,6 +170,15 @@ TOOL_CASES: list[Case] = [
     Case("consolidate dry", "tool:consolidate", {"dry_run": True}, "read", False),
     Case("stats", "tool:stats", {}, "read", False),
     Case("health", "tool:health", {}, "read"),
+    Case("task_register", "tool:task_register", {"name": "{text}"}, "write"),
+    Case("task_update", "tool:task_update", {"id": "{task}", "message": "{text}"}, "write"),
+    Case("task_get", "tool:task_get", {"id": "{task}"}, "read"),
+    Case("task_list", "tool:task_list", {}, "read"),
+    Case("task_complete", "tool:task_complete", {"id": "{fresh_task}"}, "write"),
+    Case("smart_wait", "tool:smart_wait", WAIT_ARGS, "write"),
+    Case("wait_status", "tool:wait_status", {"id": "{wait}"}, "read"),
+    Case("wait_list", "tool:wait_list", {}, "read"),
+    Case("wait_cancel", "tool:wait_cancel", {"id": "{fresh_wait}"}, "write"),
 ]
 
 
@@ -181,12 +208,15 @@ def _fill(value: Any, world: World, caller: str, real: bool = True) -> Any:
     if not isinstance(value, str):
         return value
     if not real:
-        for name in ("{own}", "{fresh}", "{key}"):
+        for name in ("{own}", "{fresh}", "{key}", "{fresh_task}", "{task}", "{fresh_wait}",
+                     "{wait}"):
             value = value.replace(name, PLACEHOLDER_ID)
     if "{own}" in value or "{fresh}" in value:
         author = caller if caller in WRITERS else "admin"
         value = value.replace("{own}", _own(world, caller, author))
         value = value.replace("{fresh}", world.create(author)["id"])
+    if "{task}" in value or "{fresh_task}" in value or "{wait}" in value or "{fresh_wait}" in value:
+        value = _fill_work(value, world, caller)
     if "{key}" in value:
         with world.client("admin") as admin:
             made = admin.post("/api/v1/keys", json={"label": unique_text("k")[:100]})
@@ -195,6 +225,38 @@ def _fill(value: Any, world: World, caller: str, real: bool = True) -> Any:
 
 
 _OWN: dict[tuple[int, str], str] = {}
+
+
+def _author(caller: str) -> str:
+    return caller if caller in WRITERS else "admin"
+
+
+def _new_task(world: World, caller: str) -> str:
+    with world.client(_author(caller)) as client:
+        made = client.post("/api/v1/tasks", json={"name": unique_text("task")[:100],
+                                                    "plan": ["first", "second"]})
+    assert made.status_code == 201, made.text
+    return made.json()["task"]["id"]
+
+
+def _new_wait(world: World, caller: str) -> str:
+    with world.client(_author(caller)) as client:
+        made = client.post("/api/v1/waits", json=WAIT_ARGS)
+    assert made.status_code == 202, made.text
+    return made.json()["id"]
+
+
+def _fill_work(value: str, world: World, caller: str) -> str:
+    """Tasks and waits in the caller's view: one kept per caller, or a new one."""
+    for name, make in (("task", _new_task), ("wait", _new_wait)):
+        if "{fresh_%s}" % name in value:
+            value = value.replace("{fresh_%s}" % name, make(world, caller))
+        if "{%s}" % name in value:
+            key = (id(world), f"{caller}:{name}")
+            if key not in _OWN:
+                _OWN[key] = make(world, caller)
+            value = value.replace("{%s}" % name, _OWN[key])
+    return value
 
 
 def _own(world: World, caller: str, author: str) -> str:
@@ -209,6 +271,8 @@ def test_the_matrix_covers_every_route_and_tool():
     routes = {f"{b.method} {b.path}" for b in BINDINGS}
     covered = {c.target.replace("{own}", "{id}").replace("{fresh}", "{id}") for c in REST_CASES}
     covered = {t.replace("/api/v1/keys/{key}", "/api/v1/keys/{id}") for t in covered}
+    for name in ("{fresh_task}", "{task}", "{fresh_wait}", "{wait}"):
+        covered = {t.replace(name, "{id}") for t in covered}
     assert routes == covered
     assert {c.target.removeprefix("tool:") for c in TOOL_CASES} == set(tool_operations())
 

@@ -69,6 +69,15 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "memory_search": ({"query"}, {"maxResults", "minScore"}),
     "memory_get": ({"path"}, {"from", "lines"}),
     "memory_forget": (set(), {"memoryId", "query"}),
+    "task_register": ({"name"}, {"plan", "scope", "metadata"}),
+    "task_update": ({"id"}, {"message", "kind", "step_done", "add_steps", "status"}),
+    "task_get": ({"id"}, {"refresh"}),
+    "task_list": (set(), {"status", "limit"}),
+    "task_complete": ({"id"}, {"status", "outcome", "learned"}),
+    "smart_wait": ({"target", "criteria", "timeout_s"}, {"task_id", "wake"}),
+    "wait_status": ({"id"}, {"block_s"}),
+    "wait_list": (set(), {"status", "task_id", "limit"}),
+    "wait_cancel": ({"id"}, set()),
 }
 
 
@@ -127,6 +136,8 @@ def test_tool_names_parameters_and_annotations(server):
     assert tools["memory"].annotations.destructive_hint is True
     assert tools["smart_ingest"].annotations.read_only_hint is False
     assert tools["recall"].annotations.read_only_hint is True
+    assert tools["wait_status"].annotations.read_only_hint is True
+    assert tools["smart_wait"].annotations.read_only_hint is False
 
 
 def test_ingest_search_recall_and_memory_actions(server, mem):
@@ -276,4 +287,6 @@ def test_every_tool_is_a_registry_operation():
         "tool_delete", "tool_codebase", "tool_intention", "recall", "memory_store",
         "memory_recall", "explore", "consolidate", "stats", "health", "memory_search",
         "memory_get_path", "memory_forget",
+        "task_register", "task_update", "task_get", "task_list", "task_complete",
+        "smart_wait", "wait_status", "wait_list", "wait_cancel",
     }

@@ -122,3 +122,49 @@ def test_address_rules() -> None:
     assert "metadata" in refused_reason("169.254.169.254")
     assert "link-local" in refused_reason("::ffff:169.254.1.1")
     check_url("http://169.254.169.254/", allow_link_local=True)  # allowed when asked
+
+
+def test_denied_paths_are_never_watched(make_scheduler, tmp_path: Path) -> None:
+    store = tmp_path / "memoryd.db"
+    for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "build.log").write_text("")
+    sched = make_scheduler(WaitPolicy(allowed_roots=(tmp_path,), denied_paths=(store,)))
+    for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm"):
+        with pytest.raises(TargetNotAllowed, match="memoryd's own files"):
+            sched.submit(WaitRequest(f"file:{tmp_path / name}", "x", 10))
+    assert sched.submit(WaitRequest(f"file:{tmp_path / 'build.log'}", "x", 10)).id
+
+
+def test_confined_requests_get_the_narrow_policy(make_scheduler, tmp_path: Path) -> None:
+    """A key bound to a scope or agent: files only under confined roots, no terminals or
+    commands, URLs only to public addresses."""
+    log = tmp_path / "build.log"
+    log.write_text("")
+    confined = {"confined": True}
+    open_policy = WaitPolicy(allowed_roots=(tmp_path,), allow_spawn=True)
+    sched = make_scheduler(open_policy)
+    with pytest.raises(TargetNotAllowed, match="no confined roots"):
+        sched.submit(WaitRequest(f"file:{log}", "x", 10, owner=confined))
+    for target, criteria in (("tmux:main:0.0", "x"), ("command:true", "exit"),
+                             ("pty:true", "exit")):
+        with pytest.raises(TargetNotAllowed, match="not available to a key bound"):
+            sched.submit(WaitRequest(target, criteria, 10, owner=confined))
+    for url in ("http://127.0.0.1:9/", "http://10.0.0.7/", "http://[::1]:9/"):
+        with pytest.raises(TargetNotAllowed, match="not a public address"):
+            sched.submit(WaitRequest(url, "status:200", 10, owner=confined))
+    assert sched.submit(WaitRequest("http://127.0.0.1:9/", "status:200", 10)).id  # unbound
+    assert sched.submit(WaitRequest(f"pid:{os.getpid()}", "exit", 10, owner=confined)).id
+    roots = make_scheduler(WaitPolicy(allowed_roots=(tmp_path,), confined_roots=(tmp_path,)))
+    assert roots.submit(WaitRequest(f"file:{log}", "x", 10, owner=confined)).id
+
+
+def test_public_only_addresses() -> None:
+    from memoryd.waits.netguard import public_reason
+
+    assert public_reason("93.184.216.34") is None and public_reason("2606:4700::1") is None
+    for address in ("127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.0.1", "::1", "fd00::1",
+                    "100.64.0.1", "::ffff:127.0.0.1", "0.0.0.0", "224.0.0.1"):
+        assert public_reason(address), address
+    with pytest.raises(TargetNotAllowed, match="not a public address"):
+        check_url("http://localhost:9/", public_only=True, allow_link_local=True)

@@ -40,6 +40,7 @@ from memoryd.errors import (
     SecretDetected,
     SecretInFields,
     StoreError,
+    TaskNotFound,
 )
 from memoryd.keys import CreatedKey
 from memoryd.ledger import BrokenLink, LedgerEntry, LedgerReport
@@ -59,9 +60,15 @@ from memoryd.models import (
     Neighbour,
     Neighbourhood,
     NewMemory,
+    PlanStep,
     SchedulingState,
     SearchFilters,
     SearchHit,
+    Task,
+    TaskMessage,
+    TaskOutcome,
+    TaskReport,
+    WaitInfo,
 )
 from memoryd.opening import open
 from memoryd.store.base import Actor
@@ -77,8 +84,9 @@ __all__ = [
     "LedgerEntry", "LedgerReport", "MaintenanceBusy", "Memory", "MemoryNotFound",
     "MemoryPatch", "MemoryStateReport", "MemorydError", "Message", "ModelMismatch",
     "Neighbour", "Neighbourhood", "NewMemory", "NoKeysConfigured", "NotAMemorydStore",
-    "Recalled", "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit",
-    "SecretDetected", "SecretInFields", "Settings", "Skipped", "StoreError", "open",
+    "PlanStep", "Recalled", "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit",
+    "SecretDetected", "SecretInFields", "Settings", "Skipped", "StoreError", "Task",
+    "TaskMessage", "TaskNotFound", "TaskOutcome", "TaskReport", "WaitInfo", "open",
 ]
 
 

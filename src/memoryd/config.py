@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -21,6 +21,8 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+from memoryd.models.fields import check_scope
 
 
 def default_home() -> Path:
@@ -130,7 +132,48 @@ class Settings(BaseSettings):
     # vestige, full) and tool names; see memoryd.operations.profiles.
     mcp_tools: str = "memory"
 
-    @field_validator("allowed_hosts", "allowed_origins", "cors_origins", mode="before")
+    # Task memory: a running summary every N messages, within a token budget; "llm" writes
+    # it with the chat endpoint above (llm_url/llm_model) instead of extracting it.
+    task_summary_every: int = Field(default=5, ge=1, le=1000)
+    task_summary_tokens: int = Field(default=300, ge=30, le=4000)
+    task_distiller: Literal["extractive", "llm"] = "extractive"
+
+    # Smart waits (docs/waits.md). Everything that reaches beyond files under the home
+    # directory is off until set here.
+    wait_runner: str | None = Field(default=None, description="This host's name for its waits "
+                                    "(default: the host name).")
+    wait_allowed_roots: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Directories file waits may watch (default: home).")
+    wait_allow_spawn: bool = False
+    wait_allow_link_local: bool = False
+    wait_display: str | None = Field(default=None, description="X display of screen waits.")
+    wait_tmux_socket: str | None = None
+    wait_max_watching: int = Field(default=200, ge=1, le=10_000)
+    wait_max_blocking: int = Field(default=16, ge=1, le=256,
+                                   description="Long-polls that may block at once.")
+    wait_vision_url: str | None = Field(default=None, description="OpenAI-compatible base URL "
+                                       "of a vision model, e.g. http://127.0.0.1:11434/v1")
+    wait_vision_model: str | None = None
+    wait_vision_api_key: SecretStr | None = None
+    wake_openclaw_url: str | None = None
+    wake_openclaw_token: SecretStr | None = None
+    wake_openclaw_session_key: str = "agent:main:main"
+    wake_webhook_url: str | None = None
+    wake_webhook_secret: SecretStr | None = None
+    # System activity as system.* memories (every source off by default).
+    activity_processes: bool = False
+    activity_process_rss_mb: float = Field(default=2048.0, gt=0)
+    activity_process_cpu_percent: float = Field(default=90.0, gt=0)
+    activity_swap: bool = False
+    activity_swap_percent: float = Field(default=80.0, gt=0, le=100)
+    activity_disk: bool = False
+    activity_disk_percent: float = Field(default=90.0, gt=0, le=100)
+    activity_log_files: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    activity_interval_s: float = Field(default=10.0, ge=1.0)
+    activity_scope: str = "user"
+
+    @field_validator("allowed_hosts", "allowed_origins", "cors_origins", "wait_allowed_roots",
+                     "activity_log_files", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -153,6 +196,13 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
         return (init_settings, env_settings, toml)
+
+    @model_validator(mode="after")
+    def _llm_distiller_needs_a_model(self) -> Settings:
+        if self.task_distiller == "llm" and not (self.llm_url and self.llm_model):
+            raise ValueError("task_distiller = 'llm' needs llm_url and llm_model")
+        check_scope(self.activity_scope)
+        return self
 
     @property
     def resolved_store_url(self) -> str:

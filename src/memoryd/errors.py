@@ -10,6 +10,7 @@
     │       └── SecretInFields  ... naming each field and kind (never the value)
     ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
     ├── MemoryNotFound          no memory with that id (LookupError)
+    ├── TaskNotFound            no task with that id that the caller may see (LookupError)
     ├── ApiKeyError
     │   ├── InvalidKey          a presented key is unknown, malformed or revoked
     │   ├── KeyNotFound         no key has that id or prefix (LookupError)
@@ -99,6 +100,14 @@ class MemoryNotFound(MemorydError, LookupError):
     def __init__(self, memory_id: str) -> None:
         super().__init__(f"no memory with id {memory_id!r}")
         self.memory_id = memory_id
+
+
+class TaskNotFound(MemorydError, LookupError):
+    """No task has the given id (or the caller may not see it)."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"no task with id {task_id!r}")
+        self.task_id = task_id
 
 
 class ApiKeyError(MemorydError):

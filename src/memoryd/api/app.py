@@ -2,8 +2,9 @@
 
 One process, one engine: the REST routes and the MCP tools both call the operation
 registry on ``app.state.engine``. The lifespan opens the engine, refuses to start when
-no API key exists and anonymous access was not allowed explicitly, runs the
-consolidation schedule (``consolidate_every_minutes``) and the MCP session manager (a mounted app's own lifespan would never run).
+no API key exists and anonymous access was not allowed explicitly, starts the
+smart waits of this host, runs the consolidation schedule (``consolidate_every_minutes``)
+and the MCP session manager (a mounted app's own lifespan would never run).
 
 Middleware, outermost first: the error barrier (a clean 500 that keeps the connection),
 the Host/Origin guard (DNS rebinding, every route), the body size limit, the body read
@@ -110,6 +111,7 @@ def _lifespan(
             if not settings.allow_anonymous and not engine.has_active_key():
                 raise NoKeysConfigured()
             holder["engine"] = app.state.engine = engine
+            engine.start_waits()  # this host's smart waits; stopped by engine.close()
             schedule = engine.schedule_consolidation()
             async with mcp.session_manager.run():
                 yield

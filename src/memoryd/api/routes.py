@@ -80,6 +80,16 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("DELETE", "/api/v1/keys/{id}", "keys_revoke", "keys"),
     Binding("GET", "/api/v1/ledger", "ledger", "maintenance"),
     Binding("GET", "/api/v1/ledger/verify", "ledger_verify", "maintenance"),
+    # Task memory and smart waits.
+    Binding("POST", "/api/v1/tasks", "task_register", "tasks", status=201),
+    Binding("GET", "/api/v1/tasks", "task_list", "tasks"),
+    Binding("GET", "/api/v1/tasks/{id}", "task_get", "tasks"),
+    Binding("PATCH", "/api/v1/tasks/{id}", "task_update", "tasks"),
+    Binding("POST", "/api/v1/tasks/{id}/complete", "task_complete", "tasks"),
+    Binding("POST", "/api/v1/waits", "smart_wait", "waits", status=202),
+    Binding("GET", "/api/v1/waits", "wait_list", "waits"),
+    Binding("GET", "/api/v1/waits/{id}", "wait_status", "waits"),
+    Binding("DELETE", "/api/v1/waits/{id}", "wait_cancel", "waits"),
 )
 
 
@@ -203,7 +213,8 @@ _WITH_BODY: dict[int, str] = {
     413: "The request body is over MEMORYD_MAX_BODY_BYTES",
 }
 # Operations that can answer 404 though they take no id in the path, and 409.
-_NOT_FOUND_OPS = frozenset({"promote", "demote", "memory", "keys_revoke", "explore", "history"})
+_NOT_FOUND_OPS = frozenset({"promote", "demote", "memory", "keys_revoke", "explore", "history",
+                            "smart_wait"})
 _BUSY_OPS = frozenset({"consolidate", "gc"})
 
 
@@ -213,7 +224,7 @@ def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dic
     if binding.method in ("POST", "PATCH"):
         codes.update(_WITH_BODY)
     if "{" in binding.path or op.name in _NOT_FOUND_OPS:
-        codes[404] = "No such memory or key (or not visible to this key)"
+        codes[404] = "No such memory, key, task or wait (or not visible to this key)"
     if "{" in binding.path:  # an empty id leaves a path that names another route
         codes[405] = "The path (with an empty id) names a route that takes other methods"
     if op.name in _BUSY_OPS:

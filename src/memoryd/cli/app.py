@@ -37,6 +37,8 @@ def main_options(
 def _register() -> None:
     from memoryd.cli import cognition, data, doctor, journal, keys, ledger, mcp, memories, server
     from memoryd.cli import migrate as migrate_cli
+    from memoryd.cli import tasks as tasks_cli
+    from memoryd.cli import waits as waits_cli
 
     memories.register(app)
     data.register(app)
@@ -48,6 +50,8 @@ def _register() -> None:
     ledger.register(app)
     journal.register(app)
     doctor.register(app)
+    tasks_cli.register(app)
+    waits_cli.register(app)
 
 
 _register()

@@ -66,3 +66,25 @@ def hits_table(hits: list[SearchHit]) -> Table:
             _short(h.memory.content),
         )
     return table
+
+
+def run_operation(ctx: typer.Context, name: str, arguments: dict[str, Any],
+                  as_json: bool = False) -> Any:
+    """Run one registered operation as the local CLI user and print its result (its text
+    rendering, or JSON with ``as_json``); returns the result."""
+    from memoryd.operations import Caller, invoke
+
+    with engine_from(ctx) as mem:
+        result = invoke(mem, name, arguments, Caller.local("cli"))
+    print_result(result, as_json)
+    return result
+
+
+def print_result(result: Any, as_json: bool = False) -> None:
+    """An operation's result as its text rendering, or as JSON."""
+    from memoryd.operations import as_text
+
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        typer.echo(as_text(result))

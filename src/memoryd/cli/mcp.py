@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -29,8 +29,14 @@ def mcp(
     if "keyword_while_model_loads" not in settings.model_fields_set:
         settings = settings.model_copy(update={"keyword_while_model_loads": True})
     store = (ctx.obj or {}).get("store")
-    serve_stdio(lambda: open_memory(store, settings=settings), agent_id=agent_id,
-                warm=settings.mcp_warm, tools=tools or settings.mcp_tools)
+
+    def open_with_waits() -> Any:
+        engine = open_memory(store, settings=settings)
+        engine.start_waits()  # run this host's waits unless a server already does
+        return engine
+
+    serve_stdio(open_with_waits, agent_id=agent_id, warm=settings.mcp_warm,
+                tools=tools or settings.mcp_tools)
 
 
 def register(app: typer.Typer) -> None:

@@ -35,7 +35,9 @@ from memoryd.engine import codebase as codebase_memory
 from memoryd.engine.checks import check_content, check_query, parse_filters
 from memoryd.engine.admin import AdminMethods
 from memoryd.engine.context import Access, Clock, EngineContext
+from memoryd.engine.facade_work import WorkMethods
 from memoryd.engine.search import SearchMode, SearchOptions, run_search
+from memoryd.engine.waits import WaitService
 from memoryd.errors import (
     Forbidden,
     InvalidInput,
@@ -62,7 +64,7 @@ from memoryd.models import (
 from memoryd.store.base import Actor, ListOrder, Store
 
 
-class Engine(AdminMethods):
+class Engine(AdminMethods, WorkMethods):
     """A memory: a store plus an embedder plus the settings that tune them.
 
     Use :func:`memoryd.open` to make one. Usable as a context manager.
@@ -86,11 +88,12 @@ class Engine(AdminMethods):
                                   gating.GatingParams(**overrides))
         self._chat: ChatClient | None = client_from_settings(settings)
         maintenance.check_model(self._ctx, allow_model_mismatch)
+        self._waits = WaitService(self._ctx)
 
     @classmethod
-    def _bound(cls, ctx: EngineContext, chat: ChatClient | None) -> Engine:
+    def _bound(cls, ctx: EngineContext, chat: ChatClient | None, waits: WaitService) -> Engine:
         engine = cls.__new__(cls)
-        engine._ctx, engine._chat = ctx, chat
+        engine._ctx, engine._chat, engine._waits = ctx, chat, waits
         return engine
 
     def acting_as(self, actor: Actor | None = None, access: Access | None = None) -> Engine:
@@ -99,7 +102,7 @@ class Engine(AdminMethods):
 
         >>> bot = mem.acting_as(Actor("key:bot", agent_id="bot-1"), Access(agent_id="bot-1"))
         """
-        return Engine._bound(self._ctx.acting(actor, access), self._chat)
+        return Engine._bound(self._ctx.acting(actor, access), self._chat, self._waits)
 
     def labelled(self, agent_id: str | None) -> Engine:
         """This engine writing new memories as ``agent_id`` (a label; it widens no reads).
@@ -150,7 +153,8 @@ class Engine(AdminMethods):
 
     # --- lifecycle -------------------------------------------------------
     def close(self) -> None:
-        """Close the store (saving index caches)."""
+        """Stop the waits this process runs, then close the store (saving index caches)."""
+        self._waits.close()
         self._ctx.store.close()
 
     def __enter__(self) -> Engine:

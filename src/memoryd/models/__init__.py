@@ -1,6 +1,7 @@
 """memoryd's data models, one per concept: the building blocks (``fields``), a memory
-(``memory``), search (``search``), links (``graph``), intentions (``intentions``) and
-reports (``reports``). Input models of the operations derive from these (``derive.pick``).
+(``memory``), search (``search``), links (``graph``), intentions (``intentions``), tasks
+(``tasks``), smart waits (``waits``) and reports (``reports``). Input models of the operations
+derive from these (``derive.pick``).
 """
 
 from memoryd.models.fields import (
@@ -43,14 +44,30 @@ from memoryd.models.reports import (
     StoreStats,
 )
 from memoryd.models.search import FILTER_NAMES, KeywordHit, SearchFilters, SearchHit, VectorHit
+from memoryd.models.tasks import (
+    MESSAGE_KINDS,
+    TASK_STATUSES,
+    MessageKind,
+    MessageRole,
+    PlanStep,
+    Task,
+    TaskFields,
+    TaskMessage,
+    TaskOutcome,
+    TaskReport,
+    TaskStatus,
+)
+from memoryd.models.waits import WAIT_STATES, WaitInfo, WaitState
 
 __all__ = [
-    "EDGE_TYPES", "FILTER_NAMES", "NODE_TYPES", "TIMEFRAMES", "ApiKey", "CodebaseContext",
-    "ConsolidationReport", "Edge", "EdgeType", "GcReport", "HistoryEntry", "Importance",
-    "IngestDecision", "IngestResult", "Intention", "IntentionStatus", "IntentionTrigger",
-    "KeywordHit", "Memory", "MemoryFields", "MemoryPatch", "MemoryStateReport", "Metadata",
-    "Neighbour", "Neighbourhood", "NewMemory", "NodeType", "Priority", "RestoredMemory",
-    "SchedulingState", "Scope", "SearchFilters", "SearchHit", "Severity", "StoreStats",
-    "Strict", "Tags", "Tier", "Timeframe", "UTCDateTime", "VectorHit", "as_utc", "check_json",
-    "check_scope", "utcnow",
+    "EDGE_TYPES", "FILTER_NAMES", "MESSAGE_KINDS", "NODE_TYPES", "TASK_STATUSES", "TIMEFRAMES",
+    "WAIT_STATES", "ApiKey", "CodebaseContext", "ConsolidationReport", "Edge", "EdgeType",
+    "GcReport", "HistoryEntry", "Importance", "IngestDecision", "IngestResult", "Intention",
+    "IntentionStatus", "IntentionTrigger", "KeywordHit", "Memory", "MemoryFields", "MemoryPatch",
+    "MemoryStateReport", "MessageKind", "MessageRole", "Metadata", "Neighbour", "Neighbourhood",
+    "NewMemory", "NodeType", "PlanStep", "Priority", "RestoredMemory", "SchedulingState",
+    "Scope", "SearchFilters", "SearchHit", "Severity", "StoreStats", "Strict", "Tags", "Task",
+    "TaskFields", "TaskMessage", "TaskOutcome", "TaskReport", "TaskStatus", "Tier", "Timeframe",
+    "UTCDateTime", "VectorHit", "WaitInfo", "WaitState", "as_utc", "check_json", "check_scope",
+    "utcnow",
 ]

@@ -1,7 +1,8 @@
 """Every operation an agent or program can call, defined once (see ``registry``).
 
 Importing this package registers all of them: search, memories, knowledge (codebase,
-intentions, graph), admin, and the agent hooks (recall, capture, flush, session_warm).
+intentions, graph), admin, the agent hooks (recall, capture, flush, session_warm), task memory
+and smart waits.
 
 >>> out = invoke(engine, "search", {"query": "typescript", "limit": 5}, Caller.local())
 >>> out.results[0].content
@@ -30,8 +31,10 @@ from memoryd.operations import (  # noqa: F401
     knowledge,
     memories,
     search,
+    tasks,
     tools,
     tools_knowledge,
+    waits,
 )
 from memoryd.operations.profiles import PROFILES, select_tools
 

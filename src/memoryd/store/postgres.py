@@ -64,6 +64,7 @@ from memoryd.store.postgres_codec import (
 from memoryd.store.postgres_history import PostgresHistory
 from memoryd.store.postgres_rows import PostgresRows
 from memoryd.store.postgres_search import PostgresSearch
+from memoryd.store.postgres_work import PostgresWorkTables
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 
 _EXTRA_PARAMS = ("schema", "pool_min", "pool_max")
@@ -85,7 +86,8 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     return urlunsplit((scheme, parts.netloc, parts.path, "&".join(keep), parts.fragment)), extra
 
 
-class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTables, Store):
+class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTables,
+                    PostgresWorkTables, Store):
     """A memoryd store in a PostgreSQL database with the pgvector extension.
 
     >>> store = PostgresStore("postgresql://memoryd@db.internal/memoryd")

@@ -226,8 +226,10 @@ class PostgresAuxTables:
         >>> with store.maintenance_lock("consolidate") as mine:
         ...     if mine: run_consolidation()
         """
-        key = schema_mod.lock_key(self.schema, f"maintenance:{name}")
         with self._conn() as conn:
+            # Advisory locks span the whole server: name the database too, so two stores
+            # in different databases never hold each other's locks.
+            key = schema_mod.lock_key(f"{conn.info.dbname}/{self.schema}", f"maintenance:{name}")
             (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()  # type: ignore[misc]
             try:
                 yield bool(got)

@@ -29,6 +29,7 @@ DUMP_VERSION = 1
 _POS = {
     "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
     "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id", "ledger": "seq",
+    "tasks": "pos", "task_messages": "id", "wait_jobs": "pos",
 }
 
 
@@ -141,6 +142,11 @@ class PostgresRows:
                 "SELECT setval(%s, (SELECT coalesce(max(id), 0) FROM reports) + 1, false)",
                 (self._reports_seq,),
             )
+        elif table == "task_messages":
+            cur.execute(
+                "SELECT setval(pg_get_serial_sequence('task_messages', 'id'), "
+                "(SELECT coalesce(max(id), 0) FROM task_messages) + 1, false)"
+            )
         return inserted
 
     def finish_import(self) -> None:
@@ -216,7 +222,8 @@ class PostgresRows:
                     (high,) = cur.execute("SELECT coalesce(max(seq), 0) FROM history").fetchone()
                     cur.execute(
                         "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
-                        "session_access, watermarks, reports, ledger"
+                        "session_access, watermarks, reports, ledger, tasks, task_messages, "
+                        "wait_jobs"
                     )
                     cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
                     if header.get("embedding_model") and header.get("embedding_dims"):

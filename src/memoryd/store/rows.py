@@ -50,10 +50,17 @@ TABLES: dict[str, tuple[str, ...]] = {
     "watermarks": ("key", "value", "updated_at"),
     "reports": ("id", "kind", "at", "body"),
     "ledger": LEDGER_FIELDS,
+    "tasks": ("id", "name", "status", "plan", "created_at", "updated_at", "agent_id", "scope",
+              "metadata", "memory_id"),
+    "task_messages": ("id", "task_id", "role", "kind", "content", "created_at", "metadata"),
+    "wait_jobs": ("id", "target", "criteria", "timeout_s", "created_at", "updated_at",
+                  "deadline", "resolved_at", "status", "task_id", "wake", "owner", "runner",
+                  "scope", "agent_id", "result", "last_observation", "checks", "cursor",
+                  "wake_attempts"),
 }
 TIME_FIELDS = frozenset({
     "created_at", "updated_at", "valid_from", "valid_until", "last_review", "last_accessed",
-    "at", "deadline", "due_at", "snoozed_until", "last_used", "revoked_at",
+    "at", "deadline", "due_at", "snoozed_until", "last_used", "revoked_at", "resolved_at",
 })
 JSON_FIELDS: dict[str, frozenset[str]] = {
     "memories": frozenset({"tags", "domains", "domain_scores", "metadata"}),
@@ -65,6 +72,10 @@ JSON_FIELDS: dict[str, frozenset[str]] = {
     "watermarks": frozenset(),
     "reports": frozenset({"body"}),
     "ledger": frozenset(),
+    "tasks": frozenset({"plan", "metadata"}),
+    "task_messages": frozenset({"metadata"}),
+    "wait_jobs": frozenset({"criteria", "wake", "owner", "last_observation", "cursor",
+                            "wake_attempts"}),
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)

@@ -4,8 +4,8 @@ Concurrency: each thread gets its own connection; writes are serialised in-proce
 by a lock and across processes by SQLite (``BEGIN IMMEDIATE`` + busy timeout), so
 several memoryd processes may share one file. Search and the vector index live in
 :mod:`memoryd.store.sqlite_search`; edges, intentions, keys and the other side tables in
-:mod:`memoryd.store.sqlite_aux`; export, import, backup and restore in
-:mod:`memoryd.store.sqlite_rows`.
+:mod:`memoryd.store.sqlite_aux`; tasks and wait jobs in :mod:`memoryd.store.sqlite_work`;
+export, import, backup and restore in :mod:`memoryd.store.sqlite_rows`.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from memoryd.store.sqlite_codec import (
 from memoryd.store.sqlite_rows import SQLiteRows
 from memoryd.store.sqlite_schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
 from memoryd.store.sqlite_search import BM25_WEIGHTS, SQLiteSearch, _chunks
+from memoryd.store.sqlite_work import SQLiteWorkTables
 
 BUSY_TIMEOUT_MS = 30_000
 __all__ = ["BM25_WEIGHTS", "SQLiteStore", "parse_sqlite_url"]
@@ -64,7 +65,7 @@ def parse_sqlite_url(url: str) -> Path:
     return Path(url)
 
 
-class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteRows, Store):
+class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteWorkTables, SQLiteRows, Store):
     """The embedded default store: a single SQLite file in WAL mode."""
 
     backend = "sqlite"

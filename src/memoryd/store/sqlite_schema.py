@@ -237,10 +237,71 @@ def m003_ledger(conn: sqlite3.Connection) -> None:
         conn.execute(ledger.insert_statement("?"), ledger.as_rows([entry])[0])
 
 
+def m006_tasks_waits(conn: sqlite3.Connection) -> None:
+    """Task memory (tasks and their messages) and smart-wait jobs."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL,
+            plan TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            agent_id TEXT,
+            scope TEXT NOT NULL DEFAULT 'user',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            memory_id TEXT
+        );
+        CREATE INDEX idx_tasks_status ON tasks (status, updated_at);
+        CREATE INDEX idx_tasks_updated ON tasks (updated_at);
+
+        CREATE TABLE task_messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+            role TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX idx_task_messages_task ON task_messages (task_id, id);
+
+        CREATE TABLE wait_jobs (
+            id TEXT PRIMARY KEY,
+            target TEXT NOT NULL,
+            criteria TEXT NOT NULL,
+            timeout_s REAL NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            deadline REAL NOT NULL,
+            resolved_at REAL,
+            status TEXT NOT NULL,
+            task_id TEXT,
+            wake TEXT,
+            owner TEXT NOT NULL DEFAULT '{}',
+            runner TEXT,
+            scope TEXT NOT NULL DEFAULT 'user',
+            agent_id TEXT,
+            result TEXT,
+            last_observation TEXT,
+            checks INTEGER NOT NULL DEFAULT 0,
+            cursor TEXT NOT NULL DEFAULT '{}',
+            wake_attempts TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX idx_wait_jobs_status ON wait_jobs (status, runner);
+        CREATE INDEX idx_wait_jobs_task ON wait_jobs (task_id);
+        CREATE INDEX idx_wait_jobs_updated ON wait_jobs (updated_at);
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
     (3, "ledger", m003_ledger),
+    (6, "tasks_waits", m006_tasks_waits),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -73,6 +73,12 @@ class WaitPolicy:
     vision: a vision endpoint is configured (natural-language screen criteria need it).
     allow_spawn: pty:/command: targets may start commands (off by default: a key that may
     write memories should not thereby be able to run programs on the host).
+    denied_paths: never watched, whatever the roots: memoryd's own files (the store and its
+    journal files, the home directory, the config file). A path here denies itself, what
+    is under it, and siblings that extend its name (``memoryd.db-wal``).
+    confined_roots: the only roots a *confined* request (one from a key bound to a scope or
+    agent) may watch files under; empty means none. Such a request may not watch terminals,
+    windows, the screen or commands either, and its URLs must reach public addresses.
     """
 
     allowed_roots: tuple[Path, ...] = field(default_factory=_home_roots)
@@ -84,4 +90,6 @@ class WaitPolicy:
     vision: bool = False
     allow_spawn: bool = False
     max_watching: int = 200
+    denied_paths: tuple[Path, ...] = ()
+    confined_roots: tuple[Path, ...] = ()
     ladders: dict[str, PollingLadder] = field(default_factory=lambda: dict(LADDERS))

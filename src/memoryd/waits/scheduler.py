@@ -37,7 +37,7 @@ from memoryd.waits.model import Observation, Verdict, WaitJob, WaitStatus, WakeA
 from memoryd.waits.persistence import JobStore, MemoryJobStore
 from memoryd.waits.policy import WaitPolicy, next_interval
 from memoryd.waits.targets import parse_target
-from memoryd.waits.validate import check_request
+from memoryd.waits.validate import check_request, check_wake
 from memoryd.waits.wake import WakeDispatcher
 from memoryd.waits.watchers import Watcher, WatcherKit, build_watcher
 from memoryd.waits.watchers.screen import ScreenWatcher
@@ -57,6 +57,11 @@ class WaitRequest:
     task_id: str | None = None
     wake: Mapping[str, Any] | None = None
     owner: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def confined(self) -> bool:
+        """Whether the owner is a key bound to a scope or agent (``owner["confined"]``)."""
+        return bool(self.owner.get("confined"))
 
 
 @dataclass
@@ -118,12 +123,13 @@ class WaitScheduler:
         wake route or a target that does not exist.
         """
         target, criteria, timeout = check_request(request.target, request.criteria,
-                                                  request.timeout_s, self.policy)
+                                                  request.timeout_s, self.policy,
+                                                  confined=request.confined)
         wake = self._check_wake(request.wake)
         with self._cond:
             if sum(1 for j in self._jobs.values() if not j.status.final) >= self.policy.max_watching:
                 raise InvalidWait("target", f"{self.policy.max_watching} waits are already watching")
-        watcher = build_watcher(target, criteria, self.kit)
+        watcher = build_watcher(target, criteria, self.kit, confined=request.confined)
         now = time.time()
         job = WaitJob(id="w_" + uuid.uuid4().hex[:12], target=target.raw,
                       criteria=criteria.to_dict(), timeout_s=timeout, created_at=now,
@@ -171,6 +177,23 @@ class WaitScheduler:
                 return job
         job = self._finish(job_id, WaitStatus.CANCELLED, "cancelled", None)
         return job
+
+    def get(self, job_id: str) -> WaitJob | None:
+        """The job as this scheduler knows it (None when it never ran here)."""
+        with self._cond:
+            return self._jobs.get(job_id)
+
+    def adopt(self, job: WaitJob) -> None:
+        """Start running a job that was recorded elsewhere (another process saved it as
+        watching): resumed from its cursor, like a job loaded at start."""
+        def enter() -> None:
+            with self._cond:
+                if job.id in self._jobs:
+                    return
+                self._jobs[job.id] = job
+            self._resume(job)
+
+        self._post(enter)
 
     def add_periodic(self, name: str, fn: Callable[[], None], interval_s: float) -> None:
         """Run ``fn`` every ``interval_s`` seconds on the loop (system activity sources)."""
@@ -264,7 +287,8 @@ class WaitScheduler:
             return
         try:
             target = parse_target(job.target)
-            watcher = build_watcher(target, parse_criteria(job.criteria), self.kit, job.cursor)
+            watcher = build_watcher(target, parse_criteria(job.criteria), self.kit, job.cursor,
+                                    confined=bool(job.owner.get("confined")))
         except MemorydError as exc:
             self._finish(job.id, WaitStatus.ERROR, f"could not resume: {exc}", None)
             return
@@ -340,8 +364,11 @@ class WaitScheduler:
                              last_observation=obs or job.last_observation)
             self._jobs[job_id] = job
             self._forget_old_finished()
-            self._cond.notify_all()
-        self._persist.save(job)
+        try:
+            self._persist.save(job)
+        finally:  # long-polls return once the end is recorded (other processes read the store)
+            with self._cond:
+                self._cond.notify_all()
         if live is not None:
             self._post(lambda: self._retire(live))
         if self.wake is not None and job.wake is not None and status is not WaitStatus.CANCELLED:
@@ -370,17 +397,7 @@ class WaitScheduler:
         self._persist.save(job)
 
     def _check_wake(self, wake: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        if wake is None:
-            return None
-        route = wake.get("to")
-        routes = self.wake.settings.routes if self.wake is not None else ()
-        if route not in routes:
-            raise InvalidWait("wake", f"route {route!r} is not configured (configured: "
-                              f"{', '.join(routes) or 'none'})")
-        unknown = set(wake) - {"to", "session_key"}
-        if unknown:
-            raise InvalidWait("wake", f"unknown key(s) {sorted(unknown)}")
-        return dict(wake)
+        return check_wake(wake, self.wake.settings.routes if self.wake is not None else ())
 
     # ------------------------------------------------------------------ frames
 

@@ -31,13 +31,26 @@ def check_timeout(timeout_s: Any, policy: WaitPolicy) -> float:
     return float(timeout_s)
 
 
-def check_file_root(path: Path, policy: WaitPolicy) -> None:
-    """Refuse a path outside every allowed root (symlinks resolved)."""
+def _denied(resolved: Path, denied: Path) -> bool:
+    denied = denied.resolve()
+    return resolved.is_relative_to(denied) or (
+        resolved.parent == denied.parent and resolved.name.startswith(denied.name))
+
+
+def check_file_root(path: Path, policy: WaitPolicy, *, confined: bool = False) -> None:
+    """Refuse a denied path (memoryd's own files) and a path outside every allowed root
+    (for a confined request: outside every confined root); symlinks resolved."""
     resolved = path.resolve()
-    for root in policy.allowed_roots:
+    if any(_denied(resolved, d) for d in policy.denied_paths):
+        raise TargetNotAllowed("target", f"{path} is one of memoryd's own files")
+    allowed = policy.confined_roots if confined else policy.allowed_roots
+    if not allowed:
+        raise TargetNotAllowed("target", "file waits are not available to a key bound to a "
+                               "scope or agent (no confined roots are configured)")
+    for root in allowed:
         if resolved.is_relative_to(Path(root).resolve()):
             return
-    roots = ", ".join(str(r) for r in policy.allowed_roots)
+    roots = ", ".join(str(r) for r in allowed)
     raise TargetNotAllowed("target", f"{path} is outside the allowed roots ({roots})")
 
 
@@ -58,11 +71,18 @@ def _check_fit(target: Target, criteria: Criteria, policy: WaitPolicy) -> None:
         raise InvalidWait("criteria", f"a {kind} target can only be waited on to exit")
 
 
-def _check_policy(target: Target, policy: WaitPolicy) -> None:
+# What a confined request (a key bound to a scope or agent) may watch.
+_CONFINED_KINDS = {"file", "pid", "http"}
+
+
+def _check_policy(target: Target, policy: WaitPolicy, confined: bool) -> None:
+    if confined and target.kind not in _CONFINED_KINDS:
+        raise TargetNotAllowed("target", f"{target.kind} targets are not available to a key "
+                               "bound to a scope or agent (files, pids and public URLs are)")
     if target.kind == "file":
-        check_file_root(target.path, policy)
+        check_file_root(target.path, policy, confined=confined)
     elif target.kind == "http":
-        check_url(target.url, allow_link_local=policy.allow_link_local)
+        check_url(target.url, allow_link_local=policy.allow_link_local, public_only=confined)
     elif target.kind in ("pty", "command") and not policy.allow_spawn:
         raise TargetNotAllowed("target", f"{target.kind}: targets start commands, and starting "
                                "commands is disabled (policy allow_spawn)")
@@ -71,9 +91,10 @@ def _check_policy(target: Target, policy: WaitPolicy) -> None:
 
 
 def check_request(target: str, criteria: str | Mapping[str, Any], timeout_s: Any,
-                  policy: WaitPolicy) -> tuple[Target, Criteria, float]:
+                  policy: WaitPolicy, *, confined: bool = False) -> tuple[Target, Criteria, float]:
     """Parse and check a request; raises :class:`InvalidWait` (or a subclass) naming the
-    field at fault. Plain strings on screens are also the vision condition."""
+    field at fault. Plain strings on screens are also the vision condition. A ``confined``
+    request (from a key bound to a scope or agent) gets the narrower policy."""
     parsed_target = parse_target(target)
     parsed = parse_criteria(_default_criteria(parsed_target, criteria))
     if parsed_target.kind in _SCREEN_KINDS and isinstance(criteria, str) and parsed.contains \
@@ -81,7 +102,7 @@ def check_request(target: str, criteria: str | Mapping[str, Any], timeout_s: Any
         parsed = parse_criteria({"contains": parsed.contains, "condition": parsed.contains})
     timeout = check_timeout(timeout_s, policy)
     _check_fit(parsed_target, parsed, policy)
-    _check_policy(parsed_target, policy)
+    _check_policy(parsed_target, policy, confined)
     return parsed_target, parsed, timeout
 
 
@@ -92,3 +113,23 @@ def _default_criteria(target: Target, criteria: Any) -> Any:
     if criteria is None:
         raise InvalidWait("criteria", "is required")
     return criteria
+
+
+def check_wake(wake: Mapping[str, Any] | None, routes: tuple[str, ...]) -> dict[str, Any] | None:
+    """A wake request naming one of the configured ``routes`` (and an optional
+    ``session_key``), as a plain dict; None when no wake is asked for."""
+    if wake is None:
+        return None
+    if not isinstance(wake, Mapping):
+        raise InvalidWait("wake", 'must be an object such as {"to": "openclaw"}')
+    route = wake.get("to")
+    if route not in routes:
+        raise InvalidWait("wake", f"route {route!r} is not configured (configured: "
+                          f"{', '.join(routes) or 'none'})")
+    unknown = set(wake) - {"to", "session_key"}
+    if unknown:
+        raise InvalidWait("wake", f"unknown key(s) {sorted(unknown)}")
+    session = wake.get("session_key")
+    if session is not None and (not isinstance(session, str) or not 0 < len(session) <= 200):
+        raise InvalidWait("wake", "session_key must be a string of 1 to 200 characters")
+    return dict(wake)

@@ -51,8 +51,9 @@ class WatcherKit:
 
 
 def build_watcher(target: Target, criteria: Criteria, kit: WatcherKit,
-                  cursor: dict[str, Any] | None = None) -> Watcher:
-    """The watcher of ``target``; with a ``cursor`` it resumes a persisted wait.
+                  cursor: dict[str, Any] | None = None, *, confined: bool = False) -> Watcher:
+    """The watcher of ``target``; with a ``cursor`` it resumes a persisted wait. A
+    ``confined`` wait's URL must stay public at every request.
 
     Raises TargetNotFound when the target does not exist, WatcherFailed when a resumed
     wait cannot continue (a pty that died with the previous process).
@@ -74,7 +75,8 @@ def build_watcher(target: Target, criteria: Criteria, kit: WatcherKit,
     if kind == "pid":
         return PidWatcher(target.pid, criteria, cursor)
     if kind == "http":
-        return HttpWatcher(target.url, criteria, allow_link_local=kit.policy.allow_link_local)
+        return HttpWatcher(target.url, criteria, allow_link_local=kit.policy.allow_link_local,
+                           public_only=confined)
     if kind in ("window", "screen"):
         window_id = target.window_id if kind == "window" else None
         title = target.value if kind == "window" and window_id is None else None

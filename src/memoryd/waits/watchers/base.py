@@ -13,7 +13,10 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
+from memoryd.cognition import secrets
 from memoryd.waits.model import Observation
+
+SCANNED = 4096  # lines are cut here before matching too
 
 
 class Watcher(Protocol):
@@ -49,6 +52,11 @@ class Timer:
 
 
 def excerpt(text: str, limit: int = 200) -> str:
-    """One line of at most ``limit`` characters, for ``Observation.seen``."""
-    flat = " ".join(text.split())
+    """One line of at most ``limit`` characters, for ``Observation.seen``, with credentials
+    redacted: what a wait saw is stored, returned to the caller and sent in wake messages,
+    while the criteria still match the text as it was."""
+    flat = " ".join(text[:SCANNED].split())
+    findings = secrets.scan(flat) if flat else []
+    if findings:
+        flat = secrets.redact(flat, findings)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

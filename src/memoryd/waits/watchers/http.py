@@ -26,9 +26,9 @@ class HttpWatcher:
     """Resolves when the URL answers as the criteria ask."""
 
     def __init__(self, url: str, criteria: Criteria, *, allow_link_local: bool = False,
-                 timeout_s: float = 5.0) -> None:
+                 public_only: bool = False, timeout_s: float = 5.0) -> None:
         self.url, self.criteria = url, criteria
-        self.allow_link_local = allow_link_local
+        self.allow_link_local, self.public_only = allow_link_local, public_only
         self.want_status = criteria.status if criteria.status is not None else (
             None if criteria.wants_text else 200)
         self.client = httpx.Client(timeout=timeout_s, follow_redirects=False,
@@ -38,7 +38,8 @@ class HttpWatcher:
     def _fetch(self) -> tuple[int | None, str, str]:
         """(status, body text, what was seen) of one request."""
         try:
-            check_url(self.url, allow_link_local=self.allow_link_local)
+            check_url(self.url, allow_link_local=self.allow_link_local,
+                      public_only=self.public_only)
         except InvalidWait as exc:
             return None, "", str(exc)
         try:

@@ -1,0 +1,3 @@
+from bench.waits_engine.run import main
+
+main()
