@@ -16,6 +16,7 @@ from memoryd.cognition.importance import ImportanceScore
 from memoryd.config import Settings
 from memoryd.engine import Access, Engine
 from memoryd.engine.capture import CaptureResult, Skipped
+from memoryd.engine.consolidation import ConsolidationSchedule
 from memoryd.engine.recall import Recalled
 from memoryd.engine.transfer import ImportReport
 from memoryd.errors import (
@@ -77,7 +78,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Access", "Actor", "ApiKey", "ApiKeyError", "BrokenLink", "CaptureResult", "ChatError",
-    "CodebaseContext", "ConsolidationReport", "ContentTooLarge", "CreatedKey", "Edge",
+    "CodebaseContext", "ConsolidationReport", "ConsolidationSchedule", "ContentTooLarge", "CreatedKey", "Edge",
     "EmbeddingError", "EmptyContent", "Engine", "Forbidden", "GcReport", "HistoryEntry",
     "ImportFormatError", "ImportReport", "ImportanceScore", "IngestResult", "Intention",
     "IntentionTrigger", "InvalidFilter", "InvalidInput", "InvalidKey", "KeyNotFound",

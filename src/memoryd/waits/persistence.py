@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -82,6 +83,14 @@ class JsonFileJobStore:
         with self._lock:
             self._jobs[job.id] = job.to_dict()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-            tmp.write_text(json.dumps({"jobs": list(self._jobs.values())}))
-            os.replace(tmp, self.path)
+            # A temp name of its own per write: two schedulers (or processes) sharing
+            # the file must never rename each other's half-written temp file.
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".",
+                                       suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w") as out:
+                    out.write(json.dumps({"jobs": list(self._jobs.values())}))
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
