@@ -35,7 +35,7 @@ def main_options(
 
 
 def _register() -> None:
-    from memoryd.cli import cognition, data, journal, keys, ledger, mcp, memories, server
+    from memoryd.cli import cognition, data, journal, keys, kg, ledger, mcp, memories, server
     from memoryd.cli import migrate as migrate_cli
 
     memories.register(app)
@@ -47,6 +47,7 @@ def _register() -> None:
     migrate_cli.register(app)
     ledger.register(app)
     journal.register(app)
+    kg.register(app)
 
 
 _register()

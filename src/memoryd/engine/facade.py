@@ -38,6 +38,7 @@ from memoryd.engine import codebase as codebase_memory
 from memoryd.engine.checks import check_content, check_query, parse_filters
 from memoryd.engine.context import Access, Clock, EngineContext
 from memoryd.engine.journal import journal_markdown
+from memoryd.engine.kg_facade import KnowledgeGraphs
 from memoryd.engine.search import SearchMode, SearchOptions, run_search
 from memoryd.errors import (
     Forbidden,
@@ -152,6 +153,11 @@ class Engine:
     def access(self) -> Access:
         """What this engine may see."""
         return self._ctx.access
+
+    @property
+    def kg(self) -> KnowledgeGraphs:
+        """The knowledge graphs: ``mem.kg.read(project=...)``, ``mem.kg.write(...)``, ..."""
+        return KnowledgeGraphs(self._ctx)
 
     # --- lifecycle -------------------------------------------------------
     def close(self) -> None:

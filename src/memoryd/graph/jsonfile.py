@@ -41,7 +41,8 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -250,16 +251,43 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def write_graph_file(
-    path: Path | str, graph: Graph, *, include_usage: bool = False, timeout: float = 10.0
+    path: Path | str,
+    graph: Graph,
+    *,
+    include_usage: bool = False,
+    timeout: float = 10.0,
+    locked: bool = False,
 ) -> None:
-    """Write ``graph`` to ``path`` atomically, under the file's lock."""
+    """Write ``graph`` to ``path`` atomically, under the file's lock (``locked=True``: the
+    caller already holds it, see :func:`graph_file_lock`)."""
     path = Path(path)
     _ensure_dir(path)
+    if locked:
+        _atomic_write(path, dumps_graph(graph, include_usage=include_usage))
+        return
+    with graph_file_lock(path, timeout=timeout):
+        _atomic_write(path, dumps_graph(graph, include_usage=include_usage))
+
+
+@contextmanager
+def graph_file_lock(path: Path | str, *, timeout: float = 10.0) -> Iterator[None]:
+    """Hold the lock of the graph file at ``path`` (``graph.json.lock`` beside it) for a
+    read-change-write that spans more than the file, e.g. a merge with a store.
+
+    ``GraphFileBusy`` when another process holds it for longer than ``timeout`` seconds.
+    The lock is not re-entrant: inside, write with ``write_graph_file(..., locked=True)``.
+    """
+    path = Path(path)
+    _ensure_dir(path)
+    lock = _lock(path, timeout)
     try:
-        with _lock(path, timeout):
-            _atomic_write(path, dumps_graph(graph, include_usage=include_usage))
+        lock.acquire()
     except Timeout as exc:
         raise GraphFileBusy(str(path), f"lock held by another process for {timeout} s") from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def update_graph_file(

@@ -21,7 +21,14 @@ from memoryd.models.fields import (
     check_scope,
     utcnow,
 )
-from memoryd.models.graph import EDGE_TYPES, Edge, EdgeType, Neighbour, Neighbourhood
+from memoryd.models.graph import (
+    EDGE_TYPES,
+    Edge,
+    EdgeType,
+    GraphFileState,
+    Neighbour,
+    Neighbourhood,
+)
 from memoryd.models.intentions import Intention, IntentionStatus, IntentionTrigger, Priority
 from memoryd.models.memory import (
     HistoryEntry,
@@ -46,7 +53,8 @@ from memoryd.models.search import FILTER_NAMES, KeywordHit, SearchFilters, Searc
 
 __all__ = [
     "EDGE_TYPES", "FILTER_NAMES", "NODE_TYPES", "TIMEFRAMES", "ApiKey", "CodebaseContext",
-    "ConsolidationReport", "Edge", "EdgeType", "GcReport", "HistoryEntry", "Importance",
+    "ConsolidationReport", "Edge", "EdgeType", "GcReport", "GraphFileState", "HistoryEntry",
+    "Importance",
     "IngestDecision", "IngestResult", "Intention", "IntentionStatus", "IntentionTrigger",
     "KeywordHit", "Memory", "MemoryFields", "MemoryPatch", "MemoryStateReport", "Metadata",
     "Neighbour", "Neighbourhood", "NewMemory", "NodeType", "Priority", "RestoredMemory",

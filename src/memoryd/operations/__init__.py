@@ -1,7 +1,8 @@
 """Every operation an agent or program can call, defined once (see ``registry``).
 
 Importing this package registers all of them: search, memories, knowledge (codebase,
-intentions, graph), admin, and the agent hooks (recall, capture, flush, session_warm).
+intentions, graph), the knowledge graphs (kg_*), admin, and the agent hooks (recall,
+capture, flush, session_warm).
 
 >>> out = invoke(engine, "search", {"query": "typescript", "limit": 5}, Caller.local())
 >>> out.results[0].content
@@ -23,7 +24,7 @@ from memoryd.operations.registry import (
 )
 
 # isort: split
-from memoryd.operations import admin, gateway, knowledge, memories, search  # noqa: F401
+from memoryd.operations import admin, gateway, graph, knowledge, memories, search  # noqa: F401
 
 __all__ = [
     "CALLER_SCOPE_KEY",

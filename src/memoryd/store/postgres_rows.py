@@ -29,6 +29,7 @@ DUMP_VERSION = 1
 _POS = {
     "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
     "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id", "ledger": "seq",
+    "graph_files": "pos",
 }
 
 
@@ -216,7 +217,7 @@ class PostgresRows:
                     (high,) = cur.execute("SELECT coalesce(max(seq), 0) FROM history").fetchone()
                     cur.execute(
                         "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
-                        "session_access, watermarks, reports, ledger"
+                        "session_access, watermarks, reports, ledger, graph_files"
                     )
                     cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
                     if header.get("embedding_model") and header.get("embedding_dims"):

@@ -259,12 +259,33 @@ def m005_keywords_inline(cur: psycopg.Cursor[Any]) -> None:
     cur.execute("ALTER TABLE memories ALTER COLUMN search_vec SET STORAGE MAIN")
 
 
+def m007_knowledge_graphs(cur: psycopg.Cursor[Any]) -> None:
+    """Knowledge graphs: the mirrored graph files' sync state, and a partial index of the
+    memories that are graph nodes (``metadata.kg``), by scope."""
+    cur.execute(
+        """
+        CREATE TABLE graph_files (
+            pos bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            path text PRIMARY KEY,
+            scope text NOT NULL,
+            base jsonb NOT NULL DEFAULT '{}',
+            signature text,
+            seq bigint NOT NULL DEFAULT 0,
+            updated_at timestamptz NOT NULL
+        );
+        CREATE INDEX graph_files_scope ON graph_files (scope, updated_at);
+        CREATE INDEX memories_graph ON memories (scope) WHERE (metadata -> 'kg') IS NOT NULL;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
     (3, "vectors_inline", m003_vectors_inline),
     (4, "ledger", m004_ledger),
     (5, "keywords_inline", m005_keywords_inline),
+    (7, "knowledge_graphs", m007_knowledge_graphs),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -50,6 +50,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "watermarks": ("key", "value", "updated_at"),
     "reports": ("id", "kind", "at", "body"),
     "ledger": LEDGER_FIELDS,
+    "graph_files": ("path", "scope", "base", "signature", "seq", "updated_at"),
 }
 TIME_FIELDS = frozenset({
     "created_at", "updated_at", "valid_from", "valid_until", "last_review", "last_accessed",
@@ -65,6 +66,7 @@ JSON_FIELDS: dict[str, frozenset[str]] = {
     "watermarks": frozenset(),
     "reports": frozenset({"body"}),
     "ledger": frozenset(),
+    "graph_files": frozenset({"base"}),
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)

@@ -1,4 +1,5 @@
-"""SQLite tables beside the memories: edges, intentions, API keys, session marks, reports.
+"""SQLite tables beside the memories: edges, graph files, intentions, API keys, session marks,
+reports.
 
 A mixin of SQLiteStore, split out so that each file keeps to one concept.
 """
@@ -12,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memoryd import ledger
-from memoryd.models import ApiKey, Edge, Intention
+from memoryd.models import ApiKey, Edge, GraphFileState, Intention
 from memoryd.store.sqlite_codec import dt, ts
 
 _INTENTION_COLS = ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
@@ -21,6 +22,7 @@ _KEY_COLS = ("id", "label", "prefix", "key_hash", "scopes", "memory_scope", "age
              "created_at", "last_used", "revoked_at")
 _EDGE_COLS = ("source_id", "target_id", "edge_type", "weight", "created_at", "valid_from",
               "valid_until", "metadata")
+_GRAPH_FILE_COLS = ("path", "scope", "base", "signature", "seq", "updated_at")
 
 
 class SQLiteAuxTables:
@@ -80,6 +82,40 @@ class SQLiteAuxTables:
                 (at.timestamp(), source_id, target_id, edge_type),
             )
             return cur.rowcount > 0
+
+    # --- knowledge-graph files -------------------------------------------
+    @staticmethod
+    def _graph_file(row: tuple) -> GraphFileState:
+        return GraphFileState(path=row[0], scope=row[1], base=json.loads(row[2]),
+                              signature=row[3], seq=row[4], updated_at=dt(row[5]))
+
+    def graph_file(self, path: str) -> GraphFileState | None:
+        row = self._conn.execute(
+            f"SELECT {', '.join(_GRAPH_FILE_COLS)} FROM graph_files WHERE path = ?", (path,)
+        ).fetchone()
+        return self._graph_file(row) if row else None
+
+    def graph_files(self, scope: str) -> list[GraphFileState]:
+        rows = self._conn.execute(
+            f"SELECT {', '.join(_GRAPH_FILE_COLS)} FROM graph_files WHERE scope = ? "
+            "ORDER BY updated_at DESC, path", (scope,)
+        ).fetchall()
+        return [self._graph_file(r) for r in rows]
+
+    def save_graph_file(self, state: GraphFileState) -> None:
+        with self._write() as conn:
+            conn.execute(
+                f"INSERT INTO graph_files ({', '.join(_GRAPH_FILE_COLS)}) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+                "scope = excluded.scope, base = excluded.base, signature = excluded.signature, "
+                "seq = excluded.seq, updated_at = excluded.updated_at",
+                (state.path, state.scope, json.dumps(state.base, sort_keys=True),
+                 state.signature, state.seq, ts(state.updated_at)),
+            )
+
+    def last_seq(self) -> int:
+        (seq,) = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
+        return int(seq)
 
     # --- intentions ------------------------------------------------------
     def save_intention(self, intention: Intention) -> None:

@@ -27,6 +27,7 @@ from memoryd.store.sqlite_schema import migrate
 _POS = {
     "memories": "m.rowid", "history": "seq", "edges": "rowid", "intentions": "rowid",
     "api_keys": "rowid", "watermarks": "rowid", "reports": "id", "ledger": "seq",
+    "graph_files": "rowid",
 }
 
 

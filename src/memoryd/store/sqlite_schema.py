@@ -237,10 +237,32 @@ def m003_ledger(conn: sqlite3.Connection) -> None:
         conn.execute(ledger.insert_statement("?"), ledger.as_rows([entry])[0])
 
 
+def m005_knowledge_graphs(conn: sqlite3.Connection) -> None:
+    """Knowledge graphs: the mirrored graph files' sync state, and a partial index of the
+    memories that are graph nodes (``metadata.kg``), by scope."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE graph_files (
+            path TEXT PRIMARY KEY,
+            scope TEXT NOT NULL,
+            base TEXT NOT NULL DEFAULT '{}',
+            signature TEXT,
+            seq INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX idx_graph_files_scope ON graph_files (scope, updated_at);
+        CREATE INDEX idx_memories_graph ON memories (scope)
+            WHERE json_extract(metadata, '$.kg') IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
     (3, "ledger", m003_ledger),
+    (5, "knowledge_graphs", m005_knowledge_graphs),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
