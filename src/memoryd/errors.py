@@ -9,6 +9,7 @@
     │   └── SecretDetected      content that looks like a credential
     ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
     ├── MemoryNotFound          no memory with that id (LookupError)
+    │   └── NodeNotFound        no knowledge-graph node with that id in the caller's graphs
     ├── ApiKeyError
     │   ├── InvalidKey          a presented key is unknown, malformed or revoked
     │   ├── KeyNotFound         no key has that id or prefix (LookupError)
@@ -82,6 +83,14 @@ class MemoryNotFound(MemorydError, LookupError):
     def __init__(self, memory_id: str) -> None:
         super().__init__(f"no memory with id {memory_id!r}")
         self.memory_id = memory_id
+
+
+class NodeNotFound(MemoryNotFound):
+    """No knowledge-graph node has the given id in the graphs the caller sees."""
+
+    def __init__(self, node_id: str, scopes: list[str]) -> None:
+        MemorydError.__init__(self, f"no node {node_id!r} in {', '.join(scopes) or 'any graph'}")
+        self.memory_id = node_id
 
 
 class ApiKeyError(MemorydError):

@@ -24,7 +24,7 @@ from memoryd.engine.kg_files import SyncOutcome, to_conflict, write_through
 from memoryd.engine.kg_graphs import GraphCache, load
 from memoryd.engine.kg_targets import Target, graph_file, read_targets, write_target
 from memoryd.engine.kg_writes import WritePlan, apply, plan_archived, plan_edges, plan_nodes
-from memoryd.errors import InvalidInput, MemoryNotFound, validation_message
+from memoryd.errors import InvalidInput, NodeNotFound, validation_message
 from memoryd.graph.core import node_blocks
 from memoryd.graph.jsonfile import loads_graph
 from memoryd.graph.memories import is_node, memory_to_node, node_memory_id
@@ -197,13 +197,13 @@ def find_node(ctx: EngineContext, node_id: str, project: str | None,
         for target in targets:
             if node is not None and memory.scope == target.scope:
                 return target, node
-        raise MemoryNotFound(node_id)
+        raise NodeNotFound(node_id, [t.scope for t in targets])
     for target in targets:
         found = ctx.get_many([node_memory_id(target.scope, node_id)])
         node = next((memory_to_node(m) for m in found.values()), None)
         if node is not None:
             return target, node
-    raise MemoryNotFound(f"node {node_id!r}")
+    raise NodeNotFound(node_id, [t.scope for t in targets])
 
 
 def _is_uuid(text: str) -> bool:
