@@ -280,3 +280,20 @@ def test_a_key_bound_to_one_project_sees_only_that_graph(kg, tmp_path: Path) -> 
     assert [h.id for h in bound.kg.search("web-only knowledge")] != ["secret-web"]
     assert all(h.scope == SHOP for h in bound.kg.search("knowledge"))
     assert {c.scope for c in bound.kg.sync(0).changes} == {SHOP}
+
+
+def test_a_second_engine_sees_changes_and_removed_edges_end(kg, open_mem, tmp_path) -> None:
+    mem, root = kg
+    write_basics(mem, root)
+    other = open_mem(mem.store.url, home=tmp_path / "home")
+    assert "→ caused_by lock-storm" in other.kg.read(str(root)).text  # other's cache is filled
+    before = datetime.now(UTC)
+    time.sleep(0.05)
+    mem.kg.link("wal-busy", "lock-storm", "caused_by", project=str(root), remove=True)
+    mem.kg.write(str(root), nodes=[{"id": "lock-storm", "body": "Eight writers, not four."}])
+    seen = other.kg.read(str(root)).text  # refreshed from the history, not reloaded
+    assert "→ caused_by lock-storm" not in seen and "Eight writers, not four." in seen
+    past = other.kg.read(str(root), as_of=before).text
+    assert "→ caused_by lock-storm" in past and "Seen in load tests." in past
+    on_file = read_graph_file(file_of(root), scope=SHOP)
+    assert on_file is not None and on_file.edges == []

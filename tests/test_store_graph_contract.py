@@ -136,3 +136,26 @@ def test_sqlite_uses_the_partial_index_of_graph_nodes(tmp_path) -> None:
         assert any("idx_memories_graph" in str(row) for row in plan), plan
     finally:
         store.close()
+
+
+def test_edges_from_returns_the_edges_of_matching_sources(store: Store, embed) -> None:
+    from memoryd.models import Edge
+
+    a, b = node("first node", "a"), node("second node", "b")
+    c = node("other project node", "c", scope="project:web")
+    plain = make("a plain memory", scope="project:shop")
+    rows = [a, b, c, plain]
+    store.insert(rows, embed([m.content for m in rows]), ACTOR)
+    edges = [Edge(source_id=a.id, target_id=b.id, edge_type="depends_on", weight=0.7,
+                  created_at=NOW),
+             Edge(source_id=b.id, target_id=a.id, edge_type="relates_to", created_at=NOW,
+                  valid_until=NOW - timedelta(days=1)),
+             Edge(source_id=plain.id, target_id=a.id, edge_type="mentions", created_at=NOW),
+             Edge(source_id=c.id, target_id=a.id, edge_type="uses", created_at=NOW)]
+    store.upsert_edges(edges)
+    shop = SearchFilters(scope="project:shop", graph=True, include_superseded=True)
+    found = {(e.source_id, e.edge_type, e.target_id): e for e in store.edges_from(shop, now=NOW)}
+    assert set(found) == {(a.id, "depends_on", b.id), (b.id, "relates_to", a.id)}
+    assert found[(a.id, "depends_on", b.id)].weight == 0.7
+    assert found[(b.id, "relates_to", a.id)].valid_until == NOW - timedelta(days=1)
+    assert store.edges_from(SearchFilters(scope="project:none"), now=NOW) == []

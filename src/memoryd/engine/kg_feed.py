@@ -38,7 +38,7 @@ def search(ctx: EngineContext, query: str, *, project: str | None = None, limit:
     options = SearchOptions(limit=min(limit * 2, 1000), associations=False, record_access=False)
     hits: list[SearchHit] = []
     for target in targets:
-        filters = ctx.filters(scope=target.scope, graph=True, include_superseded=True)
+        filters = ctx.filters(scope=target.scope, graph=True)  # expired nodes left out
         hits += run_search(ctx, query, filters, options, vector)
     out = []
     for hit in sorted(hits, key=lambda h: -h.score):

@@ -25,11 +25,20 @@ from memoryd.engine.kg_graphs import GraphCache, Loaded, load
 from memoryd.engine.kg_writes import WritePlan, apply, plan_archived, plan_edges, plan_nodes
 from memoryd.graph.jsonfile import (
     dumps_graph,
+    edge_line,
     graph_file_lock,
+    node_block,
     read_graph_file,
-    write_graph_file,
+    write_graph_text,
 )
-from memoryd.graph.merge import Conflict, MergeResult, SyncBase, merge_graphs
+from memoryd.graph.merge import (
+    Conflict,
+    MergeResult,
+    SyncBase,
+    edge_fingerprint,
+    merge_graphs,
+    node_fingerprint,
+)
 from memoryd.models import GraphFileState
 from memoryd.models.knowledge import MergeConflict
 from memoryd.store.base import Actor
@@ -145,16 +154,20 @@ def to_conflict(scope: str, c: Conflict) -> MergeConflict:
 def _write_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache) -> bool:
     """Write the store's graph to the file (if its text changed) and remember the sync."""
     loaded = load(ctx, scope, cache)
-    text = dumps_graph(loaded.graph)
+    graph, memo = loaded.graph, cache.memo(scope)
+    text = dumps_graph(graph, node_text=lambda n: memo.get(n, node_block, node_fingerprint)[0],
+                       edge_text=lambda e: memo.get(e, edge_line, edge_fingerprint)[0])
+    base = SyncBase({n.id: memo.get(n, node_block, node_fingerprint)[1] for n in graph.nodes},
+                    {e.key: memo.get(e, edge_line, edge_fingerprint)[1] for e in graph.edges})
+    memo.keep([*graph.nodes, *graph.edges])
     try:
         current = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, UnicodeDecodeError):
         current = None
     written = current != text
     if written:
-        write_graph_file(path, loaded.graph, locked=True)
-    state = GraphFileState(path=str(path), scope=scope,
-                           base=SyncBase.from_graph(loaded.graph).to_json(),
+        write_graph_text(path, text, locked=True)
+    state = GraphFileState(path=str(path), scope=scope, base=base.to_json(),
                            signature=signature(path), seq=loaded.scope_seq,
                            updated_at=ctx.clock())
     ctx.store.save_graph_file(state)

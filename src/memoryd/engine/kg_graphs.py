@@ -42,14 +42,10 @@ def _node_filters(ctx: EngineContext, scope: str) -> Any:
 
 
 def _full(ctx: EngineContext, scope: str, seen: int, now: datetime) -> Loaded:
-    memories = ctx.store.list(_node_filters(ctx, scope), now=now, limit=_ALL)
-    return _loaded(ctx, scope, memories, seen, now)
-
-
-def _loaded(ctx: EngineContext, scope: str, memories: list[Memory], seen: int,
-            now: datetime) -> Loaded:
+    filters = _node_filters(ctx, scope)
+    memories = ctx.store.list(filters, now=now, limit=_ALL)
     mine = [m for m in memories if m.scope == scope and _canonical(m)]
-    edges = ctx.store.edges_of([m.id for m in mine])
+    edges = ctx.store.edges_from(filters, now=now)
     graph, slugs = build_graph(scope, mine, edges, now)
     kept = [m for m in mine if m.id in slugs]
     return Loaded(graph, slugs, seen, max((m.seq for m in kept), default=0))
@@ -119,11 +115,12 @@ def graph_as_of(ctx: EngineContext, scope: str, when: datetime) -> Graph:
     """The graph of ``scope`` as it was recorded at ``when``: node memories rewound through
     the history (their text, validity and archived state then), nodes valid then, and the
     edges that existed then. Nodes removed for good since are not there."""
-    memories = ctx.store.list(_node_filters(ctx, scope), now=ctx.clock(), limit=_ALL)
+    filters, now = _node_filters(ctx, scope), ctx.clock()
+    memories = ctx.store.list(filters, now=now, limit=_ALL)
     later = by_memory(_history_after(ctx, when))
     then = [m for m in (rewind(m, later.get(m.id, [])) for m in memories) if m is not None]
     mine = [m for m in then if m.scope == scope and _canonical(m)]
-    graph, _ = build_graph(scope, mine, ctx.store.edges_of([m.id for m in mine]), when)
+    graph, _ = build_graph(scope, mine, ctx.store.edges_from(filters, now=now), when)
     return graph.as_of(when)
 
 

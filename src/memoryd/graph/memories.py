@@ -18,19 +18,20 @@ is a memory edge of one of the graph edge types between two nodes of the same gr
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from pydantic import ValidationError
-
 from memoryd.graph.model import (
+    _ID_RE,
     GRAPH_EDGE_TYPES,
     MAX_BODY_CHARS,
     MAX_NAME_CHARS,
     MAX_TAGS,
     MAX_TOUCHES,
+    NODE_KINDS,
     Graph,
     GraphEdge,
     GraphNode,
@@ -95,49 +96,62 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+@functools.lru_cache(maxsize=65536)
+def _touch(path: str) -> str | None:
+    """A stored touches entry checked once per distinct path (None: not a project path)."""
+    try:
+        return check_touch_path(path)
+    except ValueError:
+        return None
+
+
 def _touches(raw: Any) -> list[str]:
     out: list[str] = []
     for path in raw if isinstance(raw, list) else []:
-        try:
-            out.append(check_touch_path(str(path)))
-        except ValueError:
-            continue  # changed outside the graph tools; the node stays readable
+        clean = _touch(str(path))
+        if clean is not None and clean not in out:  # changed outside the graph tools
+            out.append(clean)
     return out[:MAX_TOUCHES]
+
+
+def _node_data(memory: Memory, kg: dict[str, Any]) -> dict[str, Any]:
+    name = (memory.summary or memory.content.split("\n", 1)[0]).strip()
+    body = memory.content.removeprefix(name)
+    valid_from = memory.valid_from
+    if valid_from and memory.valid_until and memory.valid_until <= valid_from:
+        valid_from = None
+    return {
+        "id": kg["slug"],
+        "name": _clip(" ".join((name or kg["slug"]).split()), MAX_NAME_CHARS),
+        "type": kg.get("kind") or memory.node_type,
+        "body": _clip(body.strip(), MAX_BODY_CHARS),
+        "touches": _touches(kg.get("touches")),
+        "tags": memory.tags[:MAX_TAGS],
+        "created": memory.created_at,
+        "updated": memory.updated_at if memory.updated_at > memory.created_at else None,
+        "last_used": memory.state.last_accessed,
+        "use_count": memory.state.access_count,
+        "valid_from": valid_from,
+        "valid_until": memory.valid_until,
+        "archived": bool(kg.get("archived", False)),
+    }
 
 
 def memory_to_node(memory: Memory) -> GraphNode | None:
     """The graph node a memory holds, or None when it holds none (or a broken one).
 
     Memories changed through the plain memory tools stay readable: text over the node
-    limits is clipped, touches that are not project paths are dropped.
+    limits is clipped, touches that are not project paths are dropped. The fields are
+    checked here, cheaply, and the node built without a second validation (a store holds
+    thousands of nodes; reading them is the cold path of kg_read).
     """
     kg = memory.metadata.get(KG_KEY)
     if not isinstance(kg, dict) or not isinstance(kg.get("slug"), str):
         return None
-    name = (memory.summary or memory.content.split("\n", 1)[0]).strip()
-    body = memory.content
-    body = body.removeprefix(name)
-    valid_from = memory.valid_from
-    if valid_from and memory.valid_until and memory.valid_until <= valid_from:
-        valid_from = None
-    try:
-        return GraphNode(
-            id=kg["slug"],
-            name=_clip(name or kg["slug"], MAX_NAME_CHARS),
-            type=kg.get("kind") or memory.node_type,
-            body=_clip(body.strip(), MAX_BODY_CHARS),
-            touches=_touches(kg.get("touches")),
-            tags=memory.tags[:MAX_TAGS],
-            created=memory.created_at,
-            updated=memory.updated_at if memory.updated_at > memory.created_at else None,
-            last_used=memory.state.last_accessed,
-            use_count=memory.state.access_count,
-            valid_from=valid_from,
-            valid_until=memory.valid_until,
-            archived=bool(kg.get("archived", False)),
-        )
-    except ValidationError:
+    data = _node_data(memory, kg)
+    if not (_ID_RE.match(data["id"]) and data["type"] in NODE_KINDS and data["name"]):
         return None
+    return GraphNode.model_construct(**data)
 
 
 def memory_edge(edge: GraphEdge, scope: str, now: datetime) -> Edge:
@@ -162,10 +176,10 @@ def graph_edges(edges: Iterable[Edge], slugs: Mapping[str, str], when: datetime)
             continue
         if edge.created_at > when or (edge.valid_until is not None and edge.valid_until <= when):
             continue
-        out[(source, edge.edge_type, target)] = GraphEdge(
-            source=source, target=target, type=edge.edge_type, weight=edge.weight,
-            created=edge.created_at,
-        )
+        if source != target:  # checked ends and type (a store edge is already validated)
+            out[(source, edge.edge_type, target)] = GraphEdge.model_construct(
+                source=source, target=target, type=edge.edge_type, weight=edge.weight,
+                created=edge.created_at, valid_until=None)
     return list(out.values())
 
 

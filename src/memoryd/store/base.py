@@ -325,6 +325,11 @@ class Store(ABC):
     def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
         """Set valid_until on one edge; False if there is no such edge."""
 
+    @abstractmethod
+    def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
+        """Every edge (expired ones too) whose source memory passes the filters: one query
+        for a whole graph, where :meth:`edges_of` would take one per few hundred ids."""
+
     # --- knowledge-graph files --------------------------------------------
     @abstractmethod
     def graph_file(self, path: str) -> GraphFileState | None:
@@ -397,7 +402,7 @@ _TRANSLATED = (
     "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_search",
     "vector_search", "vectors", "history", "changes_since", "changes_between", "last_seq",
     "ledger_entries", "ledger_head", "stats", "backup", "restore", "export_rows",
-    "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge", "graph_file",
+    "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge", "edges_from", "graph_file",
     "graph_files", "save_graph_file",
     "save_intention", "get_intention", "list_intentions", "save_key", "key_by_hash",
     "list_keys", "touch_key", "mark_accessed", "get_watermark", "set_watermark",

@@ -15,7 +15,7 @@ from psycopg.types.json import Jsonb
 
 from memoryd import ledger
 from memoryd.errors import StoreError
-from memoryd.models import ApiKey, Edge, GraphFileState, Intention
+from memoryd.models import ApiKey, Edge, GraphFileState, Intention, SearchFilters
 from memoryd.store import postgres_schema as schema_mod
 from memoryd.store.postgres_codec import dumps, utc
 from memoryd.store.rows import TABLES
@@ -37,6 +37,9 @@ class PostgresAuxTables:
 
     def _write(self, *, lock: bool = True) -> AbstractContextManager[psycopg.Cursor[Any]]:
         raise NotImplementedError
+
+    def _where(self, filters: SearchFilters, now: datetime) -> tuple[str, list[Any]]:
+        raise NotImplementedError  # provided by PostgresStore
 
     def _ledger_append(self, cur: psycopg.Cursor[Any], pending: list[ledger.PendingEntry]) -> None:
         raise NotImplementedError  # provided by PostgresStore
@@ -77,12 +80,22 @@ class PostgresAuxTables:
             params += [now, now]
         with self._conn() as conn:
             rows = conn.execute(statement + " ORDER BY pos", params).fetchall()
-        return [
-            Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
-                 created_at=utc(r[4]), valid_from=utc(r[5]), valid_until=utc(r[6]),
-                 metadata=r[7])
-            for r in rows
-        ]
+        return [self._edge(r) for r in rows]
+
+    def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
+        where, params = self._where(filters, now)
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {', '.join('e.' + c for c in _EDGE_COLS)} FROM memories m "
+                f"JOIN edges e ON e.source_id = m.id WHERE {where} ORDER BY e.pos", params
+            ).fetchall()
+        return [self._edge(r) for r in rows]
+
+    @staticmethod
+    def _edge(r: tuple[Any, ...]) -> Edge:
+        return Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
+                    created_at=utc(r[4]), valid_from=utc(r[5]), valid_until=utc(r[6]),
+                    metadata=r[7])
 
     def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
         with self._write() as cur:

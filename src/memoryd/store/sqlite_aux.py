@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memoryd import ledger
-from memoryd.models import ApiKey, Edge, GraphFileState, Intention
+from memoryd.models import ApiKey, Edge, GraphFileState, Intention, SearchFilters
 from memoryd.store.sqlite_codec import dt, ts
 
 _INTENTION_COLS = ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
@@ -32,6 +32,9 @@ class SQLiteAuxTables:
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by SQLiteStore
         raise NotImplementedError
+
+    def _where(self, filters: SearchFilters, now: datetime) -> tuple[str, list[Any]]:
+        raise NotImplementedError  # provided by SQLiteStore
 
     @staticmethod
     def _ledger_append(conn: sqlite3.Connection, pending: list[ledger.PendingEntry]) -> None:
@@ -67,12 +70,22 @@ class SQLiteAuxTables:
                 sql += (" AND (valid_until IS NULL OR valid_until > ?)"
                         " AND (valid_from IS NULL OR valid_from <= ?)")
                 params += [now.timestamp(), now.timestamp()]
-            for row in self._conn.execute(sql, params):
-                out.append(Edge(source_id=row[0], target_id=row[1], edge_type=row[2],
-                                weight=row[3], created_at=dt(row[4]), valid_from=dt(row[5]),
-                                valid_until=dt(row[6]), metadata=json.loads(row[7])))
+            out.extend(self._edge(row) for row in self._conn.execute(sql, params))
         unique = {(e.source_id, e.target_id, e.edge_type): e for e in out}
         return list(unique.values())
+
+    def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
+        where, params = self._where(filters, now)
+        rows = self._conn.execute(
+            f"SELECT {', '.join('e.' + c for c in _EDGE_COLS)} FROM memories m "
+            f"JOIN edges e ON e.source_id = m.id WHERE {where}", params)
+        return [self._edge(row) for row in rows]
+
+    @staticmethod
+    def _edge(row: tuple) -> Edge:
+        return Edge(source_id=row[0], target_id=row[1], edge_type=row[2], weight=row[3],
+                    created_at=dt(row[4]), valid_from=dt(row[5]), valid_until=dt(row[6]),
+                    metadata=json.loads(row[7]))
 
     def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
         with self._write() as conn:
