@@ -4,8 +4,9 @@ at /mcp, with keys bound to one project, read-only keys and bad input."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx2
 import pytest
@@ -82,7 +83,7 @@ def test_rest_read_write_search_recall_and_feed(live) -> None:
 
 
 def test_rest_bad_input_is_422_and_stores_nothing(live) -> None:
-    server, alpha, _ = live
+    server, _, _ = live
     with server.client("writer") as http:
         before = http.get("/api/v1/graph/ping", params={"project": "alpha"}).json()["seq"]
         bad_edge = http.post("/api/v1/graph/write", json={
@@ -100,7 +101,7 @@ def test_rest_bad_input_is_422_and_stores_nothing(live) -> None:
 
 
 def test_a_key_bound_to_alpha_cannot_see_or_touch_beta_over_rest(live) -> None:
-    server, alpha, beta = live
+    server, _, beta = live
     with server.client("alpha") as http:
         mine = http.get("/api/v1/graph/core").json()
         assert mine["scopes"] == ["project:alpha"] and "beta-secret" not in mine["text"]

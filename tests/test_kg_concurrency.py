@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.embedders import HashEmbedder
 
 import memoryd
-from helpers.embedders import HashEmbedder
 from memoryd.graph.jsonfile import GraphFileError, read_graph_file
 
 HELPER = Path(__file__).parent / "helpers" / "kg_writer.py"

@@ -103,7 +103,8 @@ def _writes(mem: memoryd.Engine, root: Path, n: int, count: int) -> dict[str, An
     for i in range(count):
         node = {"id": f"bench-new-{i}", "name": f"Bench write {i}", "body": "added by the bench"}
         edge = {"source": node["id"], "target": f"k{rng.randrange(n)}"}
-        write_ms.append(_timed(lambda: mem.kg.write(str(root), nodes=[node], edges=[edge]))[0])
+        write_ms.append(_timed(lambda n=node, e=edge: mem.kg.write(str(root), nodes=[n],
+                                                                   edges=[e]))[0])
         read_ms.append(_timed(lambda: mem.kg.read(str(root)))[0])
     return {"write": summarize(write_ms), "read_after_write": summarize(read_ms)}
 
