@@ -297,3 +297,15 @@ def test_a_second_engine_sees_changes_and_removed_edges_end(kg, open_mem, tmp_pa
     assert "→ caused_by lock-storm" in past and "Seen in load tests." in past
     on_file = read_graph_file(file_of(root), scope=SHOP)
     assert on_file is not None and on_file.edges == []
+
+
+def test_a_graph_file_names_its_project(kg, tmp_path: Path) -> None:
+    mem, _ = kg
+    clash = tmp_path / "other" / "shop"  # same directory name, another repository
+    (clash / ".knowledge").mkdir(parents=True)
+    (clash / ".knowledge" / "graph.json").write_text(json.dumps({
+        "format": "memoryd-knowledge-graph", "version": 1, "scope": "project:shop-mobile",
+        "nodes": [], "edges": []}))
+    written = mem.kg.write(str(clash), nodes=[{"name": "Mobile-only fact"}])
+    assert written.scope == "project:shop-mobile"
+    assert mem.kg.read(str(clash)).scopes == ["user", "project:shop-mobile"]

@@ -1,15 +1,18 @@
 """Which graphs a call is about: the user graph (scope ``user``) and a project graph
 (``project:<name>``), named by the project's root directory or by its name.
 
-A root directory names the project after its last path component (as the transcript
-importers do) and places its graph file at ``<root>/.knowledge/graph.json``; a bare name
-finds the file the store last mirrored for that project, if its directory still exists.
+A root directory places the graph file at ``<root>/.knowledge/graph.json`` and names the
+project after the file's ``scope`` when the file exists (so two repositories that share a
+directory name can keep apart: write another scope into a new file), else after the last
+path component (as the transcript importers do). A bare name finds the file the store last
+mirrored for that project, if its directory still exists.
 A caller bound to one scope gets that scope when it names none, and Forbidden when it
 names another.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,6 +24,7 @@ from memoryd.graph.jsonfile import project_graph_path, user_graph_path
 from memoryd.models import check_scope
 
 USER = "user"
+_SCOPE_LINE = re.compile(r'"scope"\s*:\s*"([^"]{1,200})"')
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ def parse_project(project: str) -> Target:
         if not root.is_dir():
             raise InvalidInput(f"project {project!r} is not a directory")
         root = root.resolve()
-        scope = project_scope(root)
+        scope = declared_scope(project_graph_path(root)) or project_scope(root)
         if scope == USER:
             raise InvalidInput(f"project {project!r} has no name to key its graph by")
         return Target(scope, root)
@@ -51,6 +55,25 @@ def parse_project(project: str) -> Target:
             f"project {project!r} must be an absolute directory or a name of letters, digits, "
             "'.', '_', '-' and '/'"
         ) from None
+
+
+def declared_scope(path: Path) -> str | None:
+    """The project scope an existing graph file declares (its head names it), if any."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = _SCOPE_LINE.search(head)
+    return found[1] if found and check_scope_or_none(found[1]) else None
+
+
+def check_scope_or_none(scope: str) -> str | None:
+    """``scope`` if it is a valid project scope, else None."""
+    try:
+        return check_scope(scope) if scope.startswith("project:") else None
+    except ValueError:
+        return None
 
 
 def _checked(ctx: EngineContext, target: Target) -> Target:

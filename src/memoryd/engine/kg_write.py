@@ -23,7 +23,14 @@ from memoryd.engine.context import EngineContext
 from memoryd.engine.kg_files import SyncOutcome, to_conflict, write_through
 from memoryd.engine.kg_graphs import GraphCache, load
 from memoryd.engine.kg_targets import Target, graph_file, read_targets, write_target
-from memoryd.engine.kg_writes import WritePlan, apply, plan_archived, plan_edges, plan_nodes
+from memoryd.engine.kg_writes import (
+    EdgeKey,
+    WritePlan,
+    apply,
+    plan_archived,
+    plan_edges,
+    plan_nodes,
+)
 from memoryd.errors import InvalidInput, NodeNotFound, validation_message
 from memoryd.graph.core import node_blocks
 from memoryd.graph.jsonfile import loads_graph
@@ -70,9 +77,10 @@ def _node(spec: NodeSpec, old: GraphNode | None, taken: set[str], now: datetime)
     return GraphNode.model_validate(data)
 
 
-def changed_graph(graph: Graph, specs: Sequence[NodeSpec], add: Sequence[EdgeSpec],
-                  remove: Sequence[EdgeRef], now: datetime) -> tuple[Graph, list[GraphNode],
-                                                                     list[GraphEdge], list]:
+def changed_graph(
+    graph: Graph, specs: Sequence[NodeSpec], add: Sequence[EdgeSpec], remove: Sequence[EdgeRef],
+    now: datetime,
+) -> tuple[Graph, list[GraphNode], list[GraphEdge], list[EdgeKey]]:
     """The graph after the change (checked whole), and the nodes, edges and removals to store."""
     nodes = dict(graph.node_map())
     taken = set(nodes)
@@ -83,7 +91,8 @@ def changed_graph(graph: Graph, specs: Sequence[NodeSpec], add: Sequence[EdgeSpe
             nodes[node.id] = written[node.id] = node
             taken.add(node.id)
         edges = {e.key: e for e in graph.edges}
-        gone = [(r.source, r.type, r.target) for r in remove if (r.source, r.type, r.target) in edges]
+        gone: list[EdgeKey] = [(r.source, r.type, r.target) for r in remove
+                               if (r.source, r.type, r.target) in edges]
         for key in gone:
             edges.pop(key)
         new = []
