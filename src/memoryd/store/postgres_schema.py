@@ -261,10 +261,11 @@ def m005_keywords_inline(cur: psycopg.Cursor[Any]) -> None:
 
 def m007_knowledge_graphs(cur: psycopg.Cursor[Any]) -> None:
     """Knowledge graphs: the mirrored graph files' sync state, and a partial index of the
-    memories that are graph nodes (``metadata.kg``), by scope."""
+    memories that are graph nodes (``metadata.kg``), by scope. Safe to run again (a store
+    rolled back to an earlier version keeps its tables)."""
     cur.execute(
         """
-        CREATE TABLE graph_files (
+        CREATE TABLE IF NOT EXISTS graph_files (
             pos bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
             path text PRIMARY KEY,
             scope text NOT NULL,
@@ -273,8 +274,8 @@ def m007_knowledge_graphs(cur: psycopg.Cursor[Any]) -> None:
             seq bigint NOT NULL DEFAULT 0,
             updated_at timestamptz NOT NULL
         );
-        CREATE INDEX graph_files_scope ON graph_files (scope, updated_at);
-        CREATE INDEX memories_graph ON memories (scope) WHERE (metadata -> 'kg') IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS graph_files_scope ON graph_files (scope, updated_at);
+        CREATE INDEX IF NOT EXISTS memories_graph ON memories (scope) WHERE (metadata -> 'kg') IS NOT NULL;
         """
     )
 

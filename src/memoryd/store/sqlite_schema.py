@@ -239,11 +239,12 @@ def m003_ledger(conn: sqlite3.Connection) -> None:
 
 def m005_knowledge_graphs(conn: sqlite3.Connection) -> None:
     """Knowledge graphs: the mirrored graph files' sync state, and a partial index of the
-    memories that are graph nodes (``metadata.kg``), by scope."""
+    memories that are graph nodes (``metadata.kg``), by scope. Safe to run again (a store
+    rolled back to an earlier version keeps its tables)."""
     run_script(
         conn,
         """
-        CREATE TABLE graph_files (
+        CREATE TABLE IF NOT EXISTS graph_files (
             path TEXT PRIMARY KEY,
             scope TEXT NOT NULL,
             base TEXT NOT NULL DEFAULT '{}',
@@ -251,8 +252,8 @@ def m005_knowledge_graphs(conn: sqlite3.Connection) -> None:
             seq INTEGER NOT NULL DEFAULT 0,
             updated_at REAL NOT NULL
         );
-        CREATE INDEX idx_graph_files_scope ON graph_files (scope, updated_at);
-        CREATE INDEX idx_memories_graph ON memories (scope)
+        CREATE INDEX IF NOT EXISTS idx_graph_files_scope ON graph_files (scope, updated_at);
+        CREATE INDEX IF NOT EXISTS idx_memories_graph ON memories (scope)
             WHERE json_extract(metadata, '$.kg') IS NOT NULL;
         """,
     )
