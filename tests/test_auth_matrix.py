@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -43,8 +44,9 @@ class Case:
 
     Placeholders in paths and bodies: ``{own}`` a memory in the caller's view, ``{fresh}`` a new
     one of those (for destructive calls), ``{task}`` / ``{fresh_task}`` and ``{wait}`` /
-    ``{fresh_wait}`` the same for tasks and waits, ``{key}`` a new API key id, ``{text}`` new
-    content.
+    ``{fresh_wait}`` the same for tasks and waits, ``{node}`` / ``{node2}`` two nodes of the
+    knowledge graph the caller writes to, ``{slug}`` a new node id, ``{key}`` a new API key id,
+    ``{text}`` new content.
     """
 
     name: str
@@ -53,6 +55,7 @@ class Case:
     scope: str
     bound_ok: bool = True
     status: int = 200
+    agent_ok: bool = True  # False: refused to a key bound to an agent (not to a scope)
 
 
 def _messages() -> list[dict[str, str]]:
@@ -61,6 +64,9 @@ def _messages() -> list[dict[str, str]]:
 
 # A wait that never resolves on its own: this test process is the pid, and it outlives it.
 WAIT_ARGS = {"target": f"pid:{os.getpid()}", "criteria": "exit", "timeout_s": 120}
+GRAPH_FILE = ('{"format": "memoryd-knowledge-graph", "version": 1, '
+              '"nodes": [{"id": "{slug}", "name": "{text}", "type": "fact", '
+              '"created": "2026-01-02T00:00:00Z", "updated": "2026-01-02T00:00:00Z"}]}')
 
 REST_CASES: list[Case] = [
     Case("bridge search", "POST /search", {"query": "release train"}, "read"),
@@ -136,6 +142,18 @@ REST_CASES: list[Case] = [
     Case("wait list", "GET /api/v1/waits", None, "read"),
     Case("wait status", "GET /api/v1/waits/{wait}", None, "read"),
     Case("wait cancel", "DELETE /api/v1/waits/{fresh_wait}", None, "write"),
+    Case("graph core", "GET /api/v1/graph/core", None, "read"),
+    Case("graph write", "POST /api/v1/graph/write", {"nodes": [{"name": "{text}"}]}, "write"),
+    Case("graph link", "POST /api/v1/graph/link", {"source": "{node}", "target": "{node2}"},
+         "write"),
+    Case("graph search", "POST /api/v1/graph/search", {"query": "release train"}, "read"),
+    Case("graph recall", "POST /api/v1/graph/nodes/{node}/recall", {}, "write"),
+    Case("graph archive dry", "POST /api/v1/graph/archive", {"dry_run": True}, "write",
+         agent_ok=False),
+    Case("graph changes", "GET /api/v1/graph/changes", None, "read"),
+    Case("graph ping", "GET /api/v1/graph/ping", None, "read"),
+    Case("graph export", "GET /api/v1/graph/export", None, "read"),
+    Case("graph import", "POST /api/v1/graph/import", {"text": GRAPH_FILE}, "write"),
 ]
 
 # The server of these tests offers `vestige,full`: every tool, with the Vestige-style
@@ -179,6 +197,14 @@ TOOL_CASES: list[Case] = [
     Case("wait_status", "tool:wait_status", {"id": "{wait}"}, "read"),
     Case("wait_list", "tool:wait_list", {}, "read"),
     Case("wait_cancel", "tool:wait_cancel", {"id": "{fresh_wait}"}, "write"),
+    Case("kg_read", "tool:kg_read", {}, "read"),
+    Case("kg_write", "tool:kg_write", {"nodes": [{"name": "{text}"}]}, "write"),
+    Case("kg_link", "tool:kg_link", {"source": "{node}", "target": "{node2}"}, "write"),
+    Case("kg_search", "tool:kg_search", {"query": "release train"}, "read"),
+    Case("kg_recall", "tool:kg_recall", {"id": "{node}"}, "write"),
+    Case("kg_archive dry", "tool:kg_archive", {"dry_run": True}, "write", agent_ok=False),
+    Case("kg_sync", "tool:kg_sync", {}, "read"),
+    Case("kg_ping", "tool:kg_ping", {}, "read"),
 ]
 
 
@@ -189,6 +215,8 @@ def expected(caller: str, case: Case) -> int:
     if not grants(SCOPES_OF[caller], case.scope):
         return 403
     if caller in BOUND and not case.bound_ok:
+        return 403
+    if caller == "bot" and not case.agent_ok:
         return 403
     return case.status
 
@@ -211,16 +239,21 @@ def _fill(value: Any, world: World, caller: str, real: bool = True) -> Any:
         for name in ("{own}", "{fresh}", "{key}", "{fresh_task}", "{task}", "{fresh_wait}",
                      "{wait}"):
             value = value.replace(name, PLACEHOLDER_ID)
+        value = value.replace("{node2}", "no-such-node").replace("{node}", "no-such-node")
     if "{own}" in value or "{fresh}" in value:
         author = caller if caller in WRITERS else "admin"
         value = value.replace("{own}", _own(world, caller, author))
         value = value.replace("{fresh}", world.create(author)["id"])
     if "{task}" in value or "{fresh_task}" in value or "{wait}" in value or "{fresh_wait}" in value:
         value = _fill_work(value, world, caller)
+    if "{node}" in value or "{node2}" in value:
+        first, second = _nodes(world, caller)
+        value = value.replace("{node2}", second).replace("{node}", first)
     if "{key}" in value:
         with world.client("admin") as admin:
             made = admin.post("/api/v1/keys", json={"label": unique_text("k")[:100]})
         value = value.replace("{key}", made.json()["key"]["id"])
+    value = value.replace("{slug}", f"imported-{uuid.uuid4().hex[:12]}")
     return value.replace("{text}", unique_text())
 
 
@@ -259,6 +292,20 @@ def _fill_work(value: str, world: World, caller: str) -> str:
     return value
 
 
+def _nodes(world: World, caller: str) -> tuple[str, str]:
+    """Two nodes, kept per caller, in the graph the caller writes to by default (its bound
+    project, else the user graph)."""
+    key = (id(world), f"{caller}:nodes")
+    if key not in _OWN:
+        with world.client(_author(caller)) as client:
+            made = client.post("/api/v1/graph/write", json={"nodes": [
+                {"name": unique_text("node")[:60]}, {"name": unique_text("node")[:60]}]})
+        assert made.status_code == 200, made.text
+        _OWN[key] = ",".join(made.json()["created"])
+    first, second = _OWN[key].split(",")
+    return first, second
+
+
 def _own(world: World, caller: str, author: str) -> str:
     """One memory per caller and world, in the caller's view."""
     key = (id(world), caller)
@@ -271,7 +318,7 @@ def test_the_matrix_covers_every_route_and_tool():
     routes = {f"{b.method} {b.path}" for b in BINDINGS}
     covered = {c.target.replace("{own}", "{id}").replace("{fresh}", "{id}") for c in REST_CASES}
     covered = {t.replace("/api/v1/keys/{key}", "/api/v1/keys/{id}") for t in covered}
-    for name in ("{fresh_task}", "{task}", "{fresh_wait}", "{wait}"):
+    for name in ("{fresh_task}", "{task}", "{fresh_wait}", "{wait}", "{node}"):
         covered = {t.replace(name, "{id}") for t in covered}
     assert routes == covered
     assert {c.target.removeprefix("tool:") for c in TOOL_CASES} == set(tool_operations())

@@ -397,3 +397,64 @@ def test_near_duplicates_of_foreign_memories_are_not_merged(world: World, caller
     assert not {t["id"] for t in twins} & set(new_ids)
     assert [world.fingerprint(t["id"]) for t in twins] == before
     assert not any(t["id"] in text for t in twins) and "(ref zqm" not in text
+
+
+# --- knowledge graphs -----------------------------------------------------------------------
+GRAPH_MARKERS = {"bot2": "zqg8813", "yonly": "zqp9924"}
+
+
+def _foreign_nodes(world: World) -> dict[str, str]:
+    """A user-graph node of bot-2's and a project:y node, each holding a marker."""
+    made = {}
+    for author, marker in GRAPH_MARKERS.items():
+        with world.client(author) as client:
+            response = client.post("/api/v1/graph/write", json={"nodes": [{
+                "id": f"foreign-{author}", "name": f"Cobalt graph note {marker}",
+                "body": f"The release credentials rotate monthly ({marker})"}]})
+        assert response.status_code == 200, response.text
+        made[author] = f"foreign-{author}"
+    return made
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_graph_reads_and_writes_stay_inside_the_view(world: World, caller: str):
+    """Neither bound key sees another agent's user-graph node or another project's node
+    through the core, search, the change feed, export or ping, nor changes them by id."""
+    nodes = _foreign_nodes(world)
+    texts = []
+    with world.client(caller) as client:
+        for method, path, args in [
+            ("GET", "/api/v1/graph/core", None),
+            ("POST", "/api/v1/graph/search", {"query": "cobalt graph note credentials"}),
+            ("GET", "/api/v1/graph/changes", {"since": 0, "limit": 1000}),
+            ("GET", "/api/v1/graph/export", None),
+            ("GET", "/api/v1/graph/ping", None),
+            ("POST", "/api/v1/search", {"query": "cobalt graph note", "limit": 50}),
+        ]:
+            response = client.request(method, path, params=args if method == "GET" else None,
+                                      json=args if method == "POST" else None)
+            assert response.status_code == 200, (path, response.text)
+            texts.append(response.text)
+        for node in nodes.values():
+            for path, body in [
+                (f"/api/v1/graph/nodes/{node}/recall", {}),
+                ("/api/v1/graph/write", {"nodes": [{"id": node, "body": "hijacked"}]}),
+                ("/api/v1/graph/link", {"source": node, "target": node, "type": "relates_to"}),
+            ]:
+                response = client.post(path, json=body)
+                assert response.status_code in (403, 404, 422), (path, response.text)
+                texts.append(response.text)
+    _, results, error = world.mcp(caller, [
+        ("kg_read", {}), ("kg_search", {"query": "cobalt graph note credentials"}),
+        ("kg_sync", {}), ("kg_ping", {}),
+        *[("kg_recall", {"id": node}) for node in nodes.values()]])
+    assert error is None, repr(error)
+    texts += [r.content[0].text + json.dumps(r.structured_content) for r in results]
+    leaked = [m for m in GRAPH_MARKERS.values() for text in texts if m in text]
+    assert not leaked, leaked
+    with world.client("admin") as admin:  # the foreign nodes are there, unchanged
+        for author, marker in GRAPH_MARKERS.items():
+            exported = admin.get("/api/v1/graph/export",
+                                 params={"project": "y"} if author == "yonly" else None)
+            assert exported.status_code == 200 and marker in exported.text
+            assert "hijacked" not in exported.text

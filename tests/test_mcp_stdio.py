@@ -11,6 +11,7 @@ from conftest import MEMORYD_BIN
 from mcp import Client, StdioServerParameters
 
 import memoryd
+from memoryd.operations import select_tools
 
 
 @pytest.fixture
@@ -104,6 +105,6 @@ def test_stdio_stdout_carries_only_protocol(seeded_home: Path, cli_env: dict[str
         proc.stderr.close()  # type: ignore[union-attr]
     by_id = {r.get("id"): r for r in replies}
     assert by_id[1]["result"]["serverInfo"]["name"] == "memoryd"
-    assert len(by_id[2]["result"]["tools"]) == 27
+    assert len(by_id[2]["result"]["tools"]) == len(select_tools("vestige,full"))
     assert by_id[3]["error"]["code"] == -32601
     assert proc.returncode == 0

@@ -35,6 +35,8 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
             "min_score",
             "detail_level",
             "session_key",
+            "as_of",
+            "graph",
         },
     ),
     "smart_ingest": (set(), {"content", "items", "node_type", "tags", "source", "force_create"}),
@@ -78,6 +80,14 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "wait_status": ({"id"}, {"block_s"}),
     "wait_list": (set(), {"status", "task_id", "limit"}),
     "wait_cancel": ({"id"}, set()),
+    "kg_read": (set(), {"project", "budget", "as_of", "files", "include_user"}),
+    "kg_write": (set(), {"project", "graph", "nodes", "edges", "remove_edges"}),
+    "kg_link": ({"source", "target"}, {"project", "graph", "type", "weight", "remove"}),
+    "kg_search": ({"query"}, {"project", "graph", "limit", "include_archived"}),
+    "kg_recall": ({"id"}, {"project", "graph"}),
+    "kg_archive": (set(), {"project", "dry_run", "budget", "remove_orphans"}),
+    "kg_sync": (set(), {"since", "project", "limit"}),
+    "kg_ping": (set(), {"project"}),
 }
 
 
@@ -289,4 +299,6 @@ def test_every_tool_is_a_registry_operation():
         "memory_get_path", "memory_forget",
         "task_register", "task_update", "task_get", "task_list", "task_complete",
         "smart_wait", "wait_status", "wait_list", "wait_cancel",
+        "kg_read", "kg_write", "kg_link", "kg_search", "kg_recall", "kg_archive", "kg_sync",
+        "kg_ping",
     }

@@ -122,6 +122,25 @@ def _simulate(data: dict[str, Any]) -> str:
     )
 
 
+def _engine(rows: list[dict[str, Any]]) -> str:
+    table = []
+    for r in rows:
+        o, s = r["overfull"], r["steady"]
+        table.append([
+            r["backend"], f"{r['nodes']:,}", r["load_s"], r["first_read_with_file_ms"],
+            r["file_mb"], o["cold"]["p50_ms"], o["warm"]["p50_ms"], o["warm"]["p95_ms"],
+            o["warm_vs_cold_p50_ratio"], r["archive"]["seconds"],
+            f"{r['archive']['archived']:,}", s["cold"]["p50_ms"], s["warm"]["p50_ms"],
+            f"{s['core']['shown']} / {s['core']['traces']}", r["write"]["p50_ms"],
+            r["read_after_write"]["p50_ms"],
+        ])
+    head = ["backend", "nodes", "load s", "first read (writes graph.json) ms", "graph.json MB",
+            "kg_read cold p50 ms", "warm p50 ms", "warm p95 ms", "warm / cold",
+            "kg_archive s", "archived", "after archival: cold p50 ms", "warm p50 ms",
+            "shown / traces", "kg_write p50 ms", "kg_read after a write p50 ms"]
+    return md_table(head, table)
+
+
 def render(data: dict[str, Any]) -> str:
     """The whole markdown file; the findings paragraph is written by hand in findings.md."""
     from pathlib import Path
@@ -148,6 +167,17 @@ def render(data: dict[str, Any]) -> str:
             "## Speed (budget 5,000 tokens, medians over repeated calls)",
             "",
             _speed(data["speed"]),
+            "",
+        ]
+    if "engine" in data:
+        out += [
+            "## Through the engine (real stores, budget 5,000 tokens)",
+            "",
+            "Cold: the first kg_read of a new engine (graph read from the store, file checked, "
+            "core rendered); warm: the same call again (cache). Overfull: every node active; "
+            "after archival: kg_archive brought the active nodes under the budget.",
+            "",
+            _engine(data["engine"]),
             "",
         ]
     if "tokens" in data:

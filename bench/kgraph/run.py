@@ -1,9 +1,11 @@
 """Knowledge-graph bench: core rendering and archival at 500 / 5,000 / 50,000 nodes, token
-counting accuracy against cl100k, and a simulated project history comparing weightings.
+counting accuracy against cl100k, a simulated project history comparing weightings, and
+kg_read / kg_write / kg_archive through the engine on real stores (SQLite, PostgreSQL).
 
     nice -n 10 .venv/bin/python -m bench.kgraph            # everything (~15-25 min on 2 busy cores)
     .venv/bin/python -m bench.kgraph --quick               # smoke run (~1 min)
     .venv/bin/python -m bench.kgraph --only speed,tokens   # a subset
+    nice -n 10 .venv/bin/python -m bench.kgraph --only engine --backends sqlite,postgresql
 
 Speed, per size: a generated project graph (bench/kgraph/generate.py) plus a 40-node
 user graph. ``overfull``: every node active (archival has not run yet); ``steady``: after
@@ -12,6 +14,10 @@ practice). build_core is timed with the cl100k tokenizer and with the estimator 
 variants of the same run, as a ratio); compact (the archival run) from the overfull state,
 planned with cl100k and with the estimator (ratio);
 graph.json write and read. Medians and p95 over repeated calls.
+
+Engine (bench/kgraph/engine.py): the same graphs as node memories in a real store; kg_read
+cold (a new engine) and warm (the cache), before and after the archival run, and right
+after a kg_write; the archival run's time.
 Results: bench/results/kgraph.json and kgraph.md.
 """
 
@@ -33,7 +39,7 @@ from bench.common import (
     summarize,
     write_results,
 )
-from bench.kgraph import simulate, tokenizer
+from bench.kgraph import engine, simulate, tokenizer
 from bench.kgraph.generate import NOW, generate_graph, generate_user_graph
 from bench.kgraph.report import render
 from memoryd.graph.archival import score_nodes
@@ -43,7 +49,7 @@ from memoryd.graph.jsonfile import dumps_graph, loads_graph
 from memoryd.graph.tokens import get_counter
 
 BUDGET = 5000
-ALL_PARTS = {"speed", "tokens", "simulate"}
+ALL_PARTS = {"speed", "tokens", "simulate", "engine"}
 
 
 def log(msg: str) -> None:
@@ -142,6 +148,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sizes", default="500,5000,50000")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--days", type=int, default=180)
+    p.add_argument("--backends", default="sqlite,postgresql", help="for the engine part")
     return p.parse_args(argv)
 
 
@@ -166,13 +173,15 @@ def main(argv: list[str] | None = None) -> None:
         data["tokens"] = tokenizer.run(log, beam_limit=600 if args.quick else None)
     if "simulate" in parts:
         data["simulate"] = simulate.run(log, seeds=seeds, days=days, budget=BUDGET)
+    if "engine" in parts:
+        data["engine"] = engine.run(log, sizes, args.backends.split(","))
     data["other_load_end"] = other_load()
     data["seconds"] = round(time.perf_counter() - started, 1)
     name = "kgraph_quick" if args.quick else "kgraph"
     previous = RESULTS_DIR / f"{name}.json"
     if previous.exists() and parts != ALL_PARTS:  # a partial run keeps the other parts' results
         old = json.loads(previous.read_text())
-        for part in ("speed", "tokens", "simulate"):
+        for part in ("speed", "tokens", "simulate", "engine"):
             if part not in data and part in old:
                 data[part] = old[part]
                 data.setdefault("kept_from_previous_run", []).append(part)

@@ -12,7 +12,7 @@ from psycopg import sql
 
 from memoryd.models import SearchFilters
 from memoryd.retrieval.fusion import Fused
-from memoryd.store import postgres_schema as schema_mod
+from memoryd.store import postgres_vectors as vector_sql
 from memoryd.store.postgres import PostgresStore
 from memoryd.store.postgres_search import RANK_NORMALIZATION, RANK_WEIGHTS, tsquery_text
 
@@ -31,7 +31,7 @@ def build_vector_index(store: PostgresStore, *, maintenance_work_mem: str = "1GB
         cur.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
         cur.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)",
                     (str(workers),))
-        schema_mod.create_vector_index(cur, store.schema)
+        vector_sql.create_vector_index(cur, store.schema)
 
 
 def hybrid_search(store: PostgresStore, text: str, vector: np.ndarray, filters: SearchFilters, *,

@@ -172,6 +172,23 @@ class Settings(BaseSettings):
     activity_interval_s: float = Field(default=10.0, ge=1.0)
     activity_scope: str = "user"
 
+    # Knowledge graphs (docs/knowledge-graphs.md): the core's token budget and counter,
+    # archival weights (measured in bench/results/kgraph.md), the orphans' grace period.
+    kg_budget: int = Field(default=5000, ge=16, le=200_000)
+    kg_token_counter: Literal["cl100k", "minilm", "estimate"] = "cl100k"
+    kg_weight_recency: float = Field(default=0.8, ge=0.0)
+    kg_weight_connectivity: float = Field(default=0.1, ge=0.0)
+    kg_weight_files: float = Field(default=0.1, ge=0.0)
+    kg_weight_usage: float = Field(default=0.0, ge=0.0)
+    kg_half_life_days: float = Field(default=14.0, gt=0.0)
+    kg_degree_cap: int = Field(default=6, ge=1)
+    kg_archive_fraction: float = Field(default=0.2, gt=0.0, le=1.0)
+    kg_orphan_grace_days: float = Field(default=30.0, ge=0.0)
+    # Mirror graphs to <project>/.knowledge/graph.json and HOME/knowledge/user.json.
+    kg_files: bool = True
+    # A rendered core is reused while nothing changed, for at most this long (recency moves).
+    kg_cache_seconds: float = Field(default=60.0, ge=0.0)
+
     @field_validator("allowed_hosts", "allowed_origins", "cors_origins", "wait_allowed_roots",
                      "activity_log_files", mode="before")
     @classmethod

@@ -10,6 +10,7 @@
     │       └── SecretInFields  ... naming each field and kind (never the value)
     ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
     ├── MemoryNotFound          no memory with that id (LookupError)
+    │   └── NodeNotFound        no knowledge-graph node with that id in the caller's graphs
     ├── TaskNotFound            no task with that id that the caller may see (LookupError)
     ├── ApiKeyError
     │   ├── InvalidKey          a presented key is unknown, malformed or revoked
@@ -108,6 +109,14 @@ class TaskNotFound(MemorydError, LookupError):
     def __init__(self, task_id: str) -> None:
         super().__init__(f"no task with id {task_id!r}")
         self.task_id = task_id
+
+
+class NodeNotFound(MemoryNotFound):
+    """No knowledge-graph node has the given id in the graphs the caller sees."""
+
+    def __init__(self, node_id: str, scopes: list[str]) -> None:
+        MemorydError.__init__(self, f"no node {node_id!r} in {', '.join(scopes) or 'any graph'}")
+        self.memory_id = node_id
 
 
 class ApiKeyError(MemorydError):

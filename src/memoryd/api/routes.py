@@ -90,6 +90,17 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("GET", "/api/v1/waits", "wait_list", "waits"),
     Binding("GET", "/api/v1/waits/{id}", "wait_status", "waits"),
     Binding("DELETE", "/api/v1/waits/{id}", "wait_cancel", "waits"),
+    # Knowledge graphs.
+    Binding("GET", "/api/v1/graph/core", "kg_read", "graph"),
+    Binding("POST", "/api/v1/graph/write", "kg_write", "graph"),
+    Binding("POST", "/api/v1/graph/link", "kg_link", "graph"),
+    Binding("POST", "/api/v1/graph/search", "kg_search", "graph"),
+    Binding("POST", "/api/v1/graph/nodes/{id}/recall", "kg_recall", "graph"),
+    Binding("POST", "/api/v1/graph/archive", "kg_archive", "graph"),
+    Binding("GET", "/api/v1/graph/changes", "kg_sync", "graph"),
+    Binding("GET", "/api/v1/graph/ping", "kg_ping", "graph"),
+    Binding("GET", "/api/v1/graph/export", "kg_export", "graph"),
+    Binding("POST", "/api/v1/graph/import", "kg_import", "graph"),
 )
 
 

@@ -35,7 +35,7 @@ def main_options(
 
 
 def _register() -> None:
-    from memoryd.cli import cognition, data, doctor, journal, keys, ledger, mcp, memories, server
+    from memoryd.cli import cognition, data, doctor, journal, keys, kg, ledger, mcp, memories, server
     from memoryd.cli import migrate as migrate_cli
     from memoryd.cli import tasks as tasks_cli
     from memoryd.cli import waits as waits_cli
@@ -52,6 +52,7 @@ def _register() -> None:
     doctor.register(app)
     tasks_cli.register(app)
     waits_cli.register(app)
+    kg.register(app)
 
 
 _register()

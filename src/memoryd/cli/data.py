@@ -32,21 +32,62 @@ def _count_lines(path: Path) -> int:
 
 def import_(
     ctx: typer.Context,
-    path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True),
+    source: str = typer.Argument(..., help="FILE.jsonl, or claude-code / openclaw.", metavar="SOURCE"),
+    path: Optional[Path] = typer.Argument(
+        None, help="claude-code: the projects directory (default ~/.claude/projects); "
+        "openclaw: the agent's workspace."),
     skip_errors: bool = typer.Option(False, help="Skip bad lines instead of failing the import."),
     batch_size: int = typer.Option(256, min=1, max=10_000),
+    scope: Optional[str] = typer.Option(
+        None, help="claude-code: one scope for every session (default project:<directory>); "
+        "openclaw: the scope (default user)."),
 ) -> None:
-    """Import memories from a JSONL file (one memory per line)."""
-    total = _count_lines(path)
+    """Import memories: a JSONL file (one memory per line), Claude Code transcripts
+    (`import claude-code`) or an OpenClaw workspace's memory files (`import openclaw DIR`)."""
+    if source in ("claude-code", "openclaw"):
+        import_transcripts(ctx, source, path, scope)
+        return
+    file = Path(source)
+    if not file.is_file():
+        raise typer.BadParameter(f"File '{source}' does not exist.", param_hint="'SOURCE'")
+    total = _count_lines(file)
     with engine_from(ctx) as mem, _progress() as bar:
         task = bar.add_task("importing", total=total)
-        report = mem.import_jsonl(path, skip_errors=skip_errors, batch_size=batch_size,
+        report = mem.import_jsonl(file, skip_errors=skip_errors, batch_size=batch_size,
                                   progress=lambda n: bar.advance(task, n))
     for error in report.errors:
         console.print(f"[yellow]skipped[/] {error}", highlight=False)
     console.print(
         f"imported {report.imported}, already present {report.skipped_existing}, "
         f"skipped {len(report.errors)}"
+    )
+
+
+def import_transcripts(ctx: typer.Context, source: str, path: Optional[Path],
+                       scope: Optional[str]) -> None:
+    """Import Claude Code sessions or OpenClaw memory files, one file at a time, with a bar."""
+    if source == "openclaw" and path is None:
+        raise typer.BadParameter("name the OpenClaw workspace directory", param_hint="'PATH'")
+    if path is not None and not path.is_dir():
+        raise typer.BadParameter(f"Directory '{path}' does not exist.", param_hint="'PATH'")
+    with engine_from(ctx) as mem, _progress() as bar:
+        task = bar.add_task(f"importing {source}", total=None)
+
+        def advance(n: int) -> None:
+            bar.advance(task, n)
+
+        if source == "claude-code":
+            files = mem.kg.claude_code_sessions(path)
+            bar.update(task, total=len(files))
+            report = mem.kg.import_claude_code(scope=scope, files=files, progress=advance)
+        else:
+            report = mem.kg.import_openclaw(path, scope=scope or "user", progress=advance)
+    for problem in report.problems[:20]:
+        console.print(f"[yellow]skipped[/] {problem}", highlight=False)
+    console.print(
+        f"{report.files} files, {report.items} items: imported {report.imported}, already "
+        f"present {report.skipped_existing}, skipped as credentials {report.skipped_secrets}, "
+        f"problems {len(report.problems)}"
     )
 
 

@@ -11,10 +11,11 @@ lookup by id passes :meth:`Access.allows`, every new memory is stamped by :meth:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
+from memoryd.engine.kg_cache import GraphCache
 from memoryd.errors import Forbidden, MemoryNotFound
 from memoryd.models import Memory, NewMemory, SearchFilters
 from memoryd.store.base import Actor
@@ -95,6 +96,8 @@ class EngineContext:
     gating: GatingParams
     access: Access = Access()
     actor: Actor = Actor()
+    # The knowledge graphs read so far (shared by every caller of one engine).
+    graphs: GraphCache = field(default_factory=GraphCache, compare=False, repr=False)
 
     def acting(self, actor: Actor | None = None, access: Access | None = None) -> EngineContext:
         """The same context for another actor and/or view."""

@@ -36,6 +36,7 @@ from memoryd.engine.checks import check_content, check_query, parse_filters
 from memoryd.engine.admin import AdminMethods
 from memoryd.engine.context import Access, Clock, EngineContext
 from memoryd.engine.facade_work import WorkMethods
+from memoryd.engine.kg_facade import KnowledgeGraphs
 from memoryd.engine.search import SearchMode, SearchOptions, run_search
 from memoryd.engine.waits import WaitService
 from memoryd.errors import (
@@ -150,6 +151,11 @@ class Engine(AdminMethods, WorkMethods):
     def access(self) -> Access:
         """What this engine may see."""
         return self._ctx.access
+
+    @property
+    def kg(self) -> KnowledgeGraphs:
+        """The knowledge graphs: ``mem.kg.read(project=...)``, ``mem.kg.write(...)``, ..."""
+        return KnowledgeGraphs(self._ctx)
 
     # --- lifecycle -------------------------------------------------------
     def close(self) -> None:

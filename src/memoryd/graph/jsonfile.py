@@ -41,7 +41,8 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -123,19 +124,35 @@ def _edge_dict(edge: GraphEdge) -> dict[str, Any]:
     return {name: data[name] for name in EDGE_FIELDS if data[name] is not None}
 
 
-def dumps_graph(graph: Graph, *, include_usage: bool = False) -> str:
-    """The file text of ``graph``: stable order, one indented block per node, one line per edge."""
+def node_block(node: GraphNode, *, include_usage: bool = False) -> str:
+    """A node's indented block in the file (without the separating comma)."""
+    block = json.dumps(_node_dict(node, include_usage), indent=2, ensure_ascii=False)
+    return "\n".join("    " + line for line in block.splitlines())
+
+
+def edge_line(edge: GraphEdge) -> str:
+    """An edge's line in the file (without the separating comma)."""
+    return "    " + json.dumps(_edge_dict(edge), ensure_ascii=False)
+
+
+def dumps_graph(
+    graph: Graph,
+    *,
+    include_usage: bool = False,
+    node_text: Callable[[GraphNode], str] | None = None,
+    edge_text: Callable[[GraphEdge], str] | None = None,
+) -> str:
+    """The file text of ``graph``: stable order, one indented block per node, one line per edge.
+
+    ``node_text`` / ``edge_text`` replace :func:`node_block` / :func:`edge_line` (a caller
+    writing one large graph again and again may remember the blocks of unchanged nodes).
+    """
     head = json.dumps(
         {"format": FORMAT, "version": VERSION, "scope": graph.scope}, indent=2, ensure_ascii=False
     )[:-2]
-    nodes = []
-    for node in sorted(graph.nodes, key=lambda n: n.id):
-        block = json.dumps(_node_dict(node, include_usage), indent=2, ensure_ascii=False)
-        nodes.append("\n".join("    " + line for line in block.splitlines()))
-    edges = [
-        "    " + json.dumps(_edge_dict(e), ensure_ascii=False)
-        for e in sorted(graph.edges, key=lambda e: e.key)
-    ]
+    block = node_text or (lambda n: node_block(n, include_usage=include_usage))
+    nodes = [block(node) for node in sorted(graph.nodes, key=lambda n: n.id)]
+    edges = [(edge_text or edge_line)(e) for e in sorted(graph.edges, key=lambda e: e.key)]
     parts = [head + ",\n"]
     parts.append('  "nodes": [\n' + ",\n".join(nodes) + ("\n" if nodes else "") + "  ],\n")
     parts.append('  "edges": [\n' + ",\n".join(edges) + ("\n" if edges else "") + "  ]\n}\n")
@@ -250,16 +267,51 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def write_graph_file(
-    path: Path | str, graph: Graph, *, include_usage: bool = False, timeout: float = 10.0
+    path: Path | str,
+    graph: Graph,
+    *,
+    include_usage: bool = False,
+    timeout: float = 10.0,
+    locked: bool = False,
 ) -> None:
-    """Write ``graph`` to ``path`` atomically, under the file's lock."""
+    """Write ``graph`` to ``path`` atomically, under the file's lock (``locked=True``: the
+    caller already holds it, see :func:`graph_file_lock`)."""
+    write_graph_text(path, dumps_graph(graph, include_usage=include_usage), timeout=timeout,
+                     locked=locked)
+
+
+def write_graph_text(path: Path | str, text: str, *, timeout: float = 10.0,
+                     locked: bool = False) -> None:
+    """Write file text made by :func:`dumps_graph` atomically, under the file's lock
+    (``locked=True``: the caller already holds it)."""
     path = Path(path)
     _ensure_dir(path)
+    if locked:
+        _atomic_write(path, text)
+        return
+    with graph_file_lock(path, timeout=timeout):
+        _atomic_write(path, text)
+
+
+@contextmanager
+def graph_file_lock(path: Path | str, *, timeout: float = 10.0) -> Iterator[None]:
+    """Hold the lock of the graph file at ``path`` (``graph.json.lock`` beside it) for a
+    read-change-write that spans more than the file, e.g. a merge with a store.
+
+    ``GraphFileBusy`` when another process holds it for longer than ``timeout`` seconds.
+    The lock is not re-entrant: inside, write with ``write_graph_file(..., locked=True)``.
+    """
+    path = Path(path)
+    _ensure_dir(path)
+    lock = _lock(path, timeout)
     try:
-        with _lock(path, timeout):
-            _atomic_write(path, dumps_graph(graph, include_usage=include_usage))
+        lock.acquire()
     except Timeout as exc:
         raise GraphFileBusy(str(path), f"lock held by another process for {timeout} s") from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def update_graph_file(

@@ -22,7 +22,14 @@ from memoryd.models.fields import (
     check_scope,
     utcnow,
 )
-from memoryd.models.graph import EDGE_TYPES, Edge, EdgeType, Neighbour, Neighbourhood
+from memoryd.models.graph import (
+    EDGE_TYPES,
+    Edge,
+    EdgeType,
+    GraphFileState,
+    Neighbour,
+    Neighbourhood,
+)
 from memoryd.models.intentions import Intention, IntentionStatus, IntentionTrigger, Priority
 from memoryd.models.memory import (
     HistoryEntry,
@@ -62,7 +69,7 @@ from memoryd.models.waits import WAIT_STATES, WaitInfo, WaitState
 __all__ = [
     "EDGE_TYPES", "FILTER_NAMES", "MESSAGE_KINDS", "NODE_TYPES", "TASK_STATUSES", "TIMEFRAMES",
     "WAIT_STATES", "ApiKey", "CodebaseContext", "ConsolidationReport", "Edge", "EdgeType",
-    "GcReport", "HistoryEntry", "Importance", "IngestDecision", "IngestResult", "Intention",
+    "GcReport", "GraphFileState", "HistoryEntry", "Importance", "IngestDecision", "IngestResult", "Intention",
     "IntentionStatus", "IntentionTrigger", "KeywordHit", "Memory", "MemoryFields", "MemoryPatch",
     "MemoryStateReport", "MessageKind", "MessageRole", "Metadata", "Neighbour", "Neighbourhood",
     "NewMemory", "NodeType", "PlanStep", "Priority", "RestoredMemory", "SchedulingState",

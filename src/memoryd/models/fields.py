@@ -18,6 +18,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 NodeType = Literal[
     "fact", "preference", "decision", "pattern", "event", "observation", "note", "concept",
     "person", "code", "message", "summary", "insight", "error", "task", "intention",
+    # Kinds of knowledge-graph node (memoryd.graph) that are not memory types above.
+    "convention", "gotcha", "component", "command",
 ]
 NODE_TYPES: tuple[str, ...] = get_args(NodeType)
 Tier = Literal["hot", "warm", "cold"]

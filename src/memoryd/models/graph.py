@@ -19,6 +19,13 @@ EdgeType = Literal[
     "follows",
     "similar",
     "merged_into",
+    # Edge types of the knowledge graphs (memoryd.graph); part_of, supersedes, caused_by
+    # and derived_from above serve both.
+    "relates_to",
+    "depends_on",
+    "contradicts",
+    "implements",
+    "uses",
 ]
 EDGE_TYPES: tuple[str, ...] = get_args(EdgeType)
 
@@ -52,3 +59,21 @@ class Neighbourhood(BaseModel):
     center: Memory
     neighbours: list[Neighbour]
     edges: list[Edge]
+
+
+class GraphFileState(BaseModel):
+    """What the store remembers of one mirrored graph file (``graph.json``, ``user.json``).
+
+    ``base`` holds the node and edge fingerprints both sides agreed on at the last sync
+    (``memoryd.graph.merge.SyncBase.to_json``): the common ancestor of the next three-way
+    merge. ``signature`` identifies the file as memoryd last wrote or read it (size,
+    modification time, inode), so a read notices a hand edit without parsing the file;
+    ``seq`` is the newest change of the graph the file reflects.
+    """
+
+    path: str
+    scope: str
+    base: dict[str, Any] = Field(default_factory=dict)
+    signature: str | None = None
+    seq: int = 0
+    updated_at: datetime

@@ -43,6 +43,11 @@ class SearchFilters(BaseModel):
     tiers: list[Tier] | None = Field(None, description="Only these tiers (hot, warm, cold).")
     include_superseded: bool = Field(False, description="Also memories that were superseded "
                                      "or expired.")
+    as_of: UTCDateTime | None = Field(None, description="Time travel: only memories recorded by "
+                                      "then and valid then (valid_from <= as_of < valid_until), "
+                                      "superseded ones included.")
+    graph: bool | None = Field(None, description="true: only knowledge-graph nodes; false: "
+                               "leave them out.")
 
     @model_validator(mode="after")
     def _range(self) -> SearchFilters:

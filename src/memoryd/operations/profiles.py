@@ -28,7 +28,8 @@ DEFAULT = "memory"
 PROFILES: dict[str, tuple[str, ...]] = {
     "memory": ("search", "smart_ingest", "memory", "memory_feedback", "memory_edit",
                "memory_delete", "codebase", "intention"),
-    "kg": (),
+    "kg": ("kg_read", "kg_write", "kg_link", "kg_search", "kg_recall", "kg_archive", "kg_sync",
+           "kg_ping"),
     "tasks": ("task_register", "task_update", "task_get", "task_list", "task_complete",
               "smart_wait", "wait_status", "wait_list", "wait_cancel"),
     "admin": ("recall", "memory_recall", "explore", "consolidate", "stats", "health"),

@@ -131,7 +131,8 @@ def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
     """Search long-term memory by meaning and keywords (hybrid BM25 + vector search, fused and
     ranked by relevance, retention and recency). Use before answering anything that past
     sessions may have covered: user preferences, project decisions, earlier errors and fixes.
-    Filters: timeframe (1h..all), node_types, tags, categories, scope, agent_id."""
+    Filters: timeframe (1h..all), node_types, tags, categories, scope, agent_id; as_of (what
+    was valid at that moment, replaced facts included); graph (knowledge-graph nodes only)."""
     hits = engine.search(
         data.query,
         data.limit,

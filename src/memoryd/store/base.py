@@ -34,6 +34,7 @@ from memoryd.ledger import LedgerEntry
 from memoryd.models import (
     ApiKey,
     Edge,
+    GraphFileState,
     HistoryEntry,
     Intention,
     KeywordHit,
@@ -257,6 +258,11 @@ class Store(ABC):
     def changes_between(self, start: datetime, end: datetime, limit: int = 10_000) -> list[HistoryEntry]:
         """History entries recorded at or after ``start`` and before ``end``, in order."""
 
+    @abstractmethod
+    def last_seq(self) -> int:
+        """The newest change sequence number (0 while there is no history). Cheap: a cache
+        asks it on every read whether anything changed since it was filled."""
+
     # --- audit ledger ----------------------------------------------------
     @abstractmethod
     def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[LedgerEntry]:
@@ -320,6 +326,24 @@ class Store(ABC):
     @abstractmethod
     def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
         """Set valid_until on one edge; False if there is no such edge."""
+
+    @abstractmethod
+    def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
+        """Every edge (expired ones too) whose source memory passes the filters: one query
+        for a whole graph, where :meth:`edges_of` would take one per few hundred ids."""
+
+    # --- knowledge-graph files --------------------------------------------
+    @abstractmethod
+    def graph_file(self, path: str) -> GraphFileState | None:
+        """What the store remembers of the mirrored graph file at ``path`` (None if nothing)."""
+
+    @abstractmethod
+    def graph_files(self, scope: str) -> list[GraphFileState]:
+        """Every graph file mirroring ``scope``, the most recently synced first."""
+
+    @abstractmethod
+    def save_graph_file(self, state: GraphFileState) -> None:
+        """Insert or replace the state of one graph file (keyed by its path)."""
 
     # --- intentions ------------------------------------------------------
     @abstractmethod
@@ -429,9 +453,10 @@ class Store(ABC):
 _TRANSLATED = (
     "health", "set_embedding_model", "insert", "update", "update_states", "delete",
     "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_search",
-    "vector_search", "vectors", "history", "changes_since", "changes_between",
+    "vector_search", "vectors", "history", "changes_since", "changes_between", "last_seq",
     "ledger_entries", "ledger_head", "stats", "backup", "restore", "export_rows",
-    "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge",
+    "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge", "edges_from", "graph_file",
+    "graph_files", "save_graph_file",
     "save_intention", "get_intention", "list_intentions", "save_key", "key_by_hash",
     "list_keys", "touch_key", "mark_accessed", "get_watermark", "set_watermark",
     "save_report", "list_reports", "close", "save_task", "get_task", "list_tasks",

@@ -23,6 +23,9 @@ class Dialect:
     time: Callable[[datetime], Any]  # a datetime as the database stores it
     in_list: Callable[[str, list[Any]], tuple[str, list[Any]]]
     tags: Callable[[list[str], str], tuple[str, list[Any]]]
+    # True when the memory is a knowledge-graph node (it has ``metadata.kg``). Spelt exactly
+    # as the partial index of graph nodes, so the database can use that index.
+    graph_node: str
 
 
 def where(filters: SearchFilters, now: datetime, dialect: Dialect) -> tuple[str, list[Any]]:
@@ -50,10 +53,20 @@ def where(filters: SearchFilters, now: datetime, dialect: Dialect) -> tuple[str,
         clause, args = dialect.tags(list(filters.tags), filters.tags_mode)
         clauses.append(clause)
         params.extend(args)
-    if not filters.include_superseded:
+    if filters.graph is not None:
+        clauses.append(dialect.graph_node if filters.graph else f"NOT ({dialect.graph_node})")
+    if filters.as_of is not None:
+        clauses.append(_AS_OF.format(mark=mark))
+        params.extend([dialect.time(filters.as_of)] * 3)
+    elif not filters.include_superseded:
         clauses.append(f"m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > {mark})")
         params.append(dialect.time(now))
     return (" AND ".join(clauses) or dialect.true), params
+
+
+# Time travel: recorded by then, valid then; a later supersession does not hide it.
+_AS_OF = ("m.created_at <= {mark} AND (m.valid_from IS NULL OR m.valid_from <= {mark}) "
+          "AND (m.valid_until IS NULL OR m.valid_until > {mark})")
 
 
 LIST_ORDERS = {

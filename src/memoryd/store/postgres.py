@@ -50,6 +50,7 @@ from memoryd.errors import MemoryNotFound, NotAMemorydStore, StoreError
 from memoryd.models import Memory, SchedulingState, SearchFilters, StoreStats
 from memoryd.store import policy
 from memoryd.store import postgres_schema as schema_mod
+from memoryd.store import postgres_vectors as vector_sql
 from memoryd.store.base import Actor, Store
 from memoryd.store.filters import where
 from memoryd.store.postgres_aux import PostgresAuxTables
@@ -140,7 +141,7 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
             if not create and schema_mod.applied_version(conn, self.schema) == 0:
                 raise NotAMemorydStore(f"no memoryd store in schema {self.schema!r} at {self._masked}")
             self.schema_version = schema_mod.migrate(conn, self.schema)
-            ext = schema_mod.vector_schema(conn)
+            ext = vector_sql.vector_schema(conn)
             assert ext is not None
             return ext
         except psycopg.Error as exc:
@@ -241,8 +242,8 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
             self._set_model(cur, model_id, dims)
 
     def _set_model(self, cur: psycopg.Cursor[Any], model_id: str, dims: int) -> None:
-        if schema_mod.column_dims(cur.connection, self.schema) != dims:
-            schema_mod.set_vector_dims(cur, self.schema, dims)
+        if vector_sql.column_dims(cur.connection, self.schema) != dims:
+            vector_sql.set_vector_dims(cur, self.schema, dims)
         else:
             cur.execute(
                 "UPDATE memories m SET embedding = p.embedding, embedding_model = p.model "
@@ -250,7 +251,7 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
                 (dims,),
             )
             cur.execute("DELETE FROM pending_vectors")
-            schema_mod.create_vector_index(cur, self.schema)
+            vector_sql.create_vector_index(cur, self.schema)
         cur.executemany(
             "INSERT INTO meta (key, value) VALUES (%s, %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -343,7 +344,7 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
         if not vectors:
             return
         with self._write() as cur:
-            dims = schema_mod.column_dims(cur.connection, self.schema)
+            dims = vector_sql.column_dims(cur.connection, self.schema)
             ids = list(vectors)
             found = dict(
                 cur.execute("SELECT id, content FROM memories WHERE id = ANY(%s)", (ids,)).fetchall()

@@ -1,5 +1,5 @@
-"""PostgreSQL tables beside the memories: edges, intentions, API keys, session marks,
-watermarks and reports, plus cross-server maintenance locks.
+"""PostgreSQL tables beside the memories: edges, graph files, intentions, API keys, session
+marks, watermarks and reports, plus cross-server maintenance locks.
 
 A mixin of PostgresStore, split out so that each file keeps to one concept.
 """
@@ -15,7 +15,7 @@ from psycopg.types.json import Jsonb
 
 from memoryd import ledger
 from memoryd.errors import StoreError
-from memoryd.models import ApiKey, Edge, Intention
+from memoryd.models import ApiKey, Edge, GraphFileState, Intention, SearchFilters
 from memoryd.store import postgres_schema as schema_mod
 from memoryd.store.postgres_codec import dumps, utc
 from memoryd.store.rows import TABLES
@@ -23,6 +23,7 @@ from memoryd.store.rows import TABLES
 _EDGE_COLS = TABLES["edges"]
 _INTENTION_COLS = TABLES["intentions"]
 _KEY_COLS = TABLES["api_keys"]
+_GRAPH_FILE_COLS = TABLES["graph_files"]
 
 
 
@@ -36,6 +37,9 @@ class PostgresAuxTables:
 
     def _write(self, *, lock: bool = True) -> AbstractContextManager[psycopg.Cursor[Any]]:
         raise NotImplementedError
+
+    def _where(self, filters: SearchFilters, now: datetime) -> tuple[str, list[Any]]:
+        raise NotImplementedError  # provided by PostgresStore
 
     def _ledger_append(self, cur: psycopg.Cursor[Any], pending: list[ledger.PendingEntry]) -> None:
         raise NotImplementedError  # provided by PostgresStore
@@ -76,12 +80,22 @@ class PostgresAuxTables:
             params += [now, now]
         with self._conn() as conn:
             rows = conn.execute(statement + " ORDER BY pos", params).fetchall()
-        return [
-            Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
-                 created_at=utc(r[4]), valid_from=utc(r[5]), valid_until=utc(r[6]),
-                 metadata=r[7])
-            for r in rows
-        ]
+        return [self._edge(r) for r in rows]
+
+    def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
+        where, params = self._where(filters, now)
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {', '.join('e.' + c for c in _EDGE_COLS)} FROM memories m "
+                f"JOIN edges e ON e.source_id = m.id WHERE {where} ORDER BY e.pos", params
+            ).fetchall()
+        return [self._edge(r) for r in rows]
+
+    @staticmethod
+    def _edge(r: tuple[Any, ...]) -> Edge:
+        return Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
+                    created_at=utc(r[4]), valid_from=utc(r[5]), valid_until=utc(r[6]),
+                    metadata=r[7])
 
     def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
         with self._write() as cur:
@@ -91,6 +105,43 @@ class PostgresAuxTables:
                 (at, source_id, target_id, edge_type),
             )
             return cur.rowcount > 0
+
+    # --- knowledge-graph files -------------------------------------------
+    @staticmethod
+    def _graph_file(row: tuple[Any, ...]) -> GraphFileState:
+        return GraphFileState(path=row[0], scope=row[1], base=row[2], signature=row[3],
+                              seq=row[4], updated_at=utc(row[5]))
+
+    def graph_file(self, path: str) -> GraphFileState | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT {', '.join(_GRAPH_FILE_COLS)} FROM graph_files WHERE path = %s", (path,)
+            ).fetchone()
+        return self._graph_file(row) if row else None
+
+    def graph_files(self, scope: str) -> list[GraphFileState]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {', '.join(_GRAPH_FILE_COLS)} FROM graph_files WHERE scope = %s "
+                "ORDER BY updated_at DESC, path", (scope,)
+            ).fetchall()
+        return [self._graph_file(r) for r in rows]
+
+    def save_graph_file(self, state: GraphFileState) -> None:
+        with self._write(lock=False) as cur:
+            cur.execute(
+                f"INSERT INTO graph_files ({', '.join(_GRAPH_FILE_COLS)}) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (path) DO UPDATE SET "
+                "scope = excluded.scope, base = excluded.base, signature = excluded.signature, "
+                "seq = excluded.seq, updated_at = excluded.updated_at",
+                (state.path, state.scope, Jsonb(state.base, dumps=dumps), state.signature,
+                 state.seq, state.updated_at),
+            )
+
+    def last_seq(self) -> int:
+        with self._conn() as conn:
+            (seq,) = conn.execute("SELECT coalesce(max(seq), 0) FROM history").fetchone()  # type: ignore[misc]
+        return int(seq)
 
     # --- intentions ------------------------------------------------------
     def save_intention(self, intention: Intention) -> None:

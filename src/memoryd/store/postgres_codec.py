@@ -66,8 +66,10 @@ def _tags(tags: list[str], mode: str) -> tuple[str, list[Any]]:
     return f"m.tags {'@>' if mode == 'all' else '&&'} %s::text[]", [tags]
 
 
+# The predicate of the partial index memories_graph (migration m007).
+GRAPH_NODE = "(m.metadata -> 'kg') IS NOT NULL"
 DIALECT = sql_filters.Dialect(mark="%s", true="TRUE", time=lambda d: d, in_list=_in_list,
-                              tags=_tags)
+                              tags=_tags, graph_node=GRAPH_NODE)
 
 
 def to_vector(value: Any) -> np.ndarray:

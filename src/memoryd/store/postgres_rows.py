@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 
 from memoryd.errors import ModelMismatch, StoreError
 from memoryd.store import postgres_schema as schema_mod
+from memoryd.store import postgres_vectors as vector_sql
 from memoryd.store.base import Actor
 from memoryd.store.postgres_codec import dumps, to_vector, utc
 from memoryd.store.rows import JSON_FIELDS, TABLES, check_table, from_json, to_json
@@ -29,7 +30,7 @@ DUMP_VERSION = 1
 _POS = {
     "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
     "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id", "ledger": "seq",
-    "tasks": "pos", "task_messages": "id", "wait_jobs": "pos",
+    "tasks": "pos", "task_messages": "id", "wait_jobs": "pos", "graph_files": "pos",
 }
 
 
@@ -223,7 +224,7 @@ class PostgresRows:
                     cur.execute(
                         "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
                         "session_access, watermarks, reports, ledger, tasks, task_messages, "
-                        "wait_jobs"
+                        "wait_jobs, graph_files"
                     )
                     cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
                     if header.get("embedding_model") and header.get("embedding_dims"):
@@ -261,4 +262,4 @@ class PostgresRows:
         with self._write() as cur:
             cur.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
             cur.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
-            schema_mod.create_vector_index(cur, self.schema)
+            vector_sql.create_vector_index(cur, self.schema)

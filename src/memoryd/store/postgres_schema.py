@@ -11,9 +11,8 @@ Every table lives in one PostgreSQL schema (``memoryd`` unless the store URL say
 and several stores can share one database. ``meta.app = 'memoryd'`` marks the
 schema as ours; a schema holding other tables is refused.
 
-The vector column starts without a dimension; :func:`set_vector_dims` fixes it
-(``vector(384)`` for all-MiniLM-L6-v2) and builds the HNSW index with cosine ops
-when the store learns its embedding model.
+The vector column starts without a dimension; ``postgres_vectors.set_vector_dims``
+fixes it when the store learns its embedding model.
 """
 
 from __future__ import annotations
@@ -25,15 +24,12 @@ import psycopg
 from psycopg import sql
 
 from memoryd import ledger
-from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
+from memoryd.errors import NotAMemorydStore, SchemaTooNew
+from memoryd.store.postgres_vectors import ensure_vector_extension
 
 APP_MARKER = "memoryd"
 DEFAULT_SCHEMA = "memoryd"
 # HNSW build parameters (pgvector's defaults are m=16, ef_construction=64).
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 64
-
-
 def lock_key(schema: str, purpose: str) -> int:
     """A stable signed 64-bit advisory-lock key for ``purpose`` in ``schema``."""
     value = zlib.crc32(f"memoryd:{purpose}:{schema}".encode()) | (0x6D656D << 32)
@@ -259,6 +255,27 @@ def m005_keywords_inline(cur: psycopg.Cursor[Any]) -> None:
     cur.execute("ALTER TABLE memories ALTER COLUMN search_vec SET STORAGE MAIN")
 
 
+def m007_knowledge_graphs(cur: psycopg.Cursor[Any]) -> None:
+    """Knowledge graphs: the mirrored graph files' sync state, and a partial index of the
+    memories that are graph nodes (``metadata.kg``), by scope. Safe to run again (a store
+    rolled back to an earlier version keeps its tables)."""
+    cur.execute(
+        """
+        CREATE TABLE IF NOT EXISTS graph_files (
+            pos bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            path text PRIMARY KEY,
+            scope text NOT NULL,
+            base jsonb NOT NULL DEFAULT '{}',
+            signature text,
+            seq bigint NOT NULL DEFAULT 0,
+            updated_at timestamptz NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS graph_files_scope ON graph_files (scope, updated_at);
+        CREATE INDEX IF NOT EXISTS memories_graph ON memories (scope) WHERE (metadata -> 'kg') IS NOT NULL;
+        """
+    )
+
+
 def m008_tasks_waits(cur: psycopg.Cursor[Any]) -> None:
     """Task memory (tasks and their messages) and smart-wait jobs."""
     cur.execute(
@@ -326,37 +343,10 @@ MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (3, "vectors_inline", m003_vectors_inline),
     (4, "ledger", m004_ledger),
     (5, "keywords_inline", m005_keywords_inline),
+    (7, "knowledge_graphs", m007_knowledge_graphs),
     (8, "tasks_waits", m008_tasks_waits),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
-
-
-def vector_schema(conn: psycopg.Connection[Any]) -> str | None:
-    """The schema holding the pgvector extension, or None when it is not installed."""
-    row = conn.execute(
-        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
-        "WHERE e.extname = 'vector'"
-    ).fetchone()
-    return row[0] if row else None
-
-
-def ensure_vector_extension(conn: psycopg.Connection[Any]) -> str:
-    """Install pgvector if it is missing (needs the right privileges); return its schema."""
-    found = vector_schema(conn)
-    if found:
-        return found
-    try:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    except psycopg.Error as exc:
-        raise StoreError(
-            "the PostgreSQL database lacks the pgvector extension and memoryd could not "
-            f"create it ({exc.diag.message_primary or exc}); ask an administrator to run "
-            "CREATE EXTENSION vector; in this database"
-        ) from exc
-    found = vector_schema(conn)
-    if not found:  # pragma: no cover - CREATE EXTENSION succeeded but left no trace
-        raise StoreError("pgvector is not installed in this database")
-    return found
 
 
 def applied_version(conn: psycopg.Connection[Any], schema: str) -> int:
@@ -415,8 +405,12 @@ def migrate(conn: psycopg.Connection[Any], schema: str) -> int:
                 f"PostgreSQL schema {schema!r} has memoryd schema version {current}; this "
                 f"memoryd knows up to {LATEST_VERSION}. Upgrade memoryd."
             )
+        applied = {v for (v,) in conn.execute(
+            sql.SQL("SELECT version FROM {}.schema_migrations").format(sql.Identifier(schema)))}
         for version, name, apply in MIGRATIONS:
-            if version <= current:
+            # By set, not by the highest number: a migration numbered below one already
+            # applied (written alongside it) still runs once. The advisory lock serialises us.
+            if version in applied:
                 continue
             with conn.transaction(), conn.cursor() as cur:
                 cur.execute(
@@ -434,52 +428,3 @@ def migrate(conn: psycopg.Connection[Any], schema: str) -> int:
         return applied_version(conn, schema)
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key(schema, "migrate"),))
-
-
-def column_dims(conn: psycopg.Connection[Any], schema: str) -> int | None:
-    """The fixed dimension of ``memories.embedding`` (None while it has none)."""
-    row = conn.execute(
-        "SELECT a.atttypmod FROM pg_attribute a "
-        "WHERE a.attrelid = to_regclass(%s) AND a.attname = 'embedding' AND NOT a.attisdropped",
-        (f'"{schema}".memories',),
-    ).fetchone()
-    if row is None or row[0] is None or row[0] < 0:
-        return None
-    return int(row[0])
-
-
-def set_vector_dims(cur: psycopg.Cursor[Any], schema: str, dims: int) -> None:
-    """Fix ``memories.embedding`` to ``vector(dims)`` and (re)build its HNSW index.
-
-    Runs inside the caller's transaction. Vectors of the old dimension are dropped;
-    vectors waiting in ``pending_vectors`` with the new dimension move in.
-    """
-    s = sql.Identifier(schema)
-    cur.execute(sql.SQL("DROP INDEX IF EXISTS {}.memories_embedding_hnsw").format(s))
-    cur.execute(
-        sql.SQL(
-            "ALTER TABLE {}.memories ALTER COLUMN embedding TYPE vector({}) USING "
-            "CASE WHEN vector_dims(embedding) = {} THEN embedding::vector({}) END"
-        ).format(s, sql.Literal(dims), sql.Literal(dims), sql.Literal(dims))
-    )
-    # A new type brings its default storage back; keep vectors in the row (see m003).
-    cur.execute(sql.SQL("ALTER TABLE {}.memories ALTER COLUMN embedding SET STORAGE MAIN").format(s))
-    cur.execute(
-        sql.SQL(
-            "UPDATE {s}.memories m SET embedding = p.embedding::vector({d}), "
-            "embedding_model = p.model FROM {s}.pending_vectors p "
-            "WHERE p.memory_id = m.id AND vector_dims(p.embedding) = {d}"
-        ).format(s=s, d=sql.Literal(dims))
-    )
-    cur.execute(sql.SQL("DELETE FROM {}.pending_vectors").format(s))
-    create_vector_index(cur, schema)
-
-
-def create_vector_index(cur: psycopg.Cursor[Any], schema: str) -> None:
-    """Build the HNSW cosine index on ``memories.embedding`` if it is missing."""
-    cur.execute(
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON {}.memories "
-            "USING hnsw (embedding vector_cosine_ops) WITH (m = {}, ef_construction = {})"
-        ).format(sql.Identifier(schema), sql.Literal(HNSW_M), sql.Literal(HNSW_EF_CONSTRUCTION))
-    )

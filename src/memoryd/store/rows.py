@@ -57,6 +57,7 @@ TABLES: dict[str, tuple[str, ...]] = {
                   "deadline", "resolved_at", "status", "task_id", "wake", "owner", "runner",
                   "scope", "agent_id", "result", "last_observation", "checks", "cursor",
                   "wake_attempts"),
+    "graph_files": ("path", "scope", "base", "signature", "seq", "updated_at"),
 }
 TIME_FIELDS = frozenset({
     "created_at", "updated_at", "valid_from", "valid_until", "last_review", "last_accessed",
@@ -76,6 +77,7 @@ JSON_FIELDS: dict[str, frozenset[str]] = {
     "task_messages": frozenset({"metadata"}),
     "wait_jobs": frozenset({"criteria", "wake", "owner", "last_observation", "cursor",
                             "wake_attempts"}),
+    "graph_files": frozenset({"base"}),
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)

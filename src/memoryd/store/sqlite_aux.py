@@ -1,4 +1,5 @@
-"""SQLite tables beside the memories: edges, intentions, API keys, session marks, reports.
+"""SQLite tables beside the memories: edges, graph files, intentions, API keys, session marks,
+reports.
 
 A mixin of SQLiteStore, split out so that each file keeps to one concept.
 """
@@ -12,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memoryd import ledger
-from memoryd.models import ApiKey, Edge, Intention
+from memoryd.models import ApiKey, Edge, GraphFileState, Intention, SearchFilters
 from memoryd.store.sqlite_codec import dt, ts
 
 _INTENTION_COLS = ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
@@ -21,6 +22,7 @@ _KEY_COLS = ("id", "label", "prefix", "key_hash", "scopes", "memory_scope", "age
              "created_at", "last_used", "revoked_at")
 _EDGE_COLS = ("source_id", "target_id", "edge_type", "weight", "created_at", "valid_from",
               "valid_until", "metadata")
+_GRAPH_FILE_COLS = ("path", "scope", "base", "signature", "seq", "updated_at")
 
 
 class SQLiteAuxTables:
@@ -30,6 +32,9 @@ class SQLiteAuxTables:
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by SQLiteStore
         raise NotImplementedError
+
+    def _where(self, filters: SearchFilters, now: datetime) -> tuple[str, list[Any]]:
+        raise NotImplementedError  # provided by SQLiteStore
 
     @staticmethod
     def _ledger_append(conn: sqlite3.Connection, pending: list[ledger.PendingEntry]) -> None:
@@ -65,12 +70,22 @@ class SQLiteAuxTables:
                 sql += (" AND (valid_until IS NULL OR valid_until > ?)"
                         " AND (valid_from IS NULL OR valid_from <= ?)")
                 params += [now.timestamp(), now.timestamp()]
-            for row in self._conn.execute(sql, params):
-                out.append(Edge(source_id=row[0], target_id=row[1], edge_type=row[2],
-                                weight=row[3], created_at=dt(row[4]), valid_from=dt(row[5]),
-                                valid_until=dt(row[6]), metadata=json.loads(row[7])))
+            out.extend(self._edge(row) for row in self._conn.execute(sql, params))
         unique = {(e.source_id, e.target_id, e.edge_type): e for e in out}
         return list(unique.values())
+
+    def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
+        where, params = self._where(filters, now)
+        rows = self._conn.execute(
+            f"SELECT {', '.join('e.' + c for c in _EDGE_COLS)} FROM memories m "
+            f"JOIN edges e ON e.source_id = m.id WHERE {where}", params)
+        return [self._edge(row) for row in rows]
+
+    @staticmethod
+    def _edge(row: tuple) -> Edge:
+        return Edge(source_id=row[0], target_id=row[1], edge_type=row[2], weight=row[3],
+                    created_at=dt(row[4]), valid_from=dt(row[5]), valid_until=dt(row[6]),
+                    metadata=json.loads(row[7]))
 
     def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
         with self._write() as conn:
@@ -80,6 +95,40 @@ class SQLiteAuxTables:
                 (at.timestamp(), source_id, target_id, edge_type),
             )
             return cur.rowcount > 0
+
+    # --- knowledge-graph files -------------------------------------------
+    @staticmethod
+    def _graph_file(row: tuple) -> GraphFileState:
+        return GraphFileState(path=row[0], scope=row[1], base=json.loads(row[2]),
+                              signature=row[3], seq=row[4], updated_at=dt(row[5]))
+
+    def graph_file(self, path: str) -> GraphFileState | None:
+        row = self._conn.execute(
+            f"SELECT {', '.join(_GRAPH_FILE_COLS)} FROM graph_files WHERE path = ?", (path,)
+        ).fetchone()
+        return self._graph_file(row) if row else None
+
+    def graph_files(self, scope: str) -> list[GraphFileState]:
+        rows = self._conn.execute(
+            f"SELECT {', '.join(_GRAPH_FILE_COLS)} FROM graph_files WHERE scope = ? "
+            "ORDER BY updated_at DESC, path", (scope,)
+        ).fetchall()
+        return [self._graph_file(r) for r in rows]
+
+    def save_graph_file(self, state: GraphFileState) -> None:
+        with self._write() as conn:
+            conn.execute(
+                f"INSERT INTO graph_files ({', '.join(_GRAPH_FILE_COLS)}) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+                "scope = excluded.scope, base = excluded.base, signature = excluded.signature, "
+                "seq = excluded.seq, updated_at = excluded.updated_at",
+                (state.path, state.scope, json.dumps(state.base, sort_keys=True),
+                 state.signature, state.seq, ts(state.updated_at)),
+            )
+
+    def last_seq(self) -> int:
+        (seq,) = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
+        return int(seq)
 
     # --- intentions ------------------------------------------------------
     def save_intention(self, intention: Intention) -> None:

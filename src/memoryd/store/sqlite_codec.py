@@ -66,5 +66,7 @@ def _tags(tags: list[str], mode: str) -> tuple[str, list[Any]]:
     return f"m.rowid IN ({inner})", tags
 
 
+# The predicate of the partial index idx_memories_graph (migration m005).
+GRAPH_NODE = "json_extract(m.metadata, '$.kg') IS NOT NULL"
 DIALECT = sql_filters.Dialect(mark="?", true="1", time=lambda d: d.timestamp(),
-                              in_list=_in_list, tags=_tags)
+                              in_list=_in_list, tags=_tags, graph_node=GRAPH_NODE)

@@ -27,7 +27,7 @@ from memoryd.store.sqlite_schema import migrate
 _POS = {
     "memories": "m.rowid", "history": "seq", "edges": "rowid", "intentions": "rowid",
     "api_keys": "rowid", "watermarks": "rowid", "reports": "id", "ledger": "seq",
-    "tasks": "rowid", "task_messages": "id", "wait_jobs": "rowid",
+    "tasks": "rowid", "task_messages": "id", "wait_jobs": "rowid", "graph_files": "rowid",
 }
 
 

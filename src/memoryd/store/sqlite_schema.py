@@ -237,6 +237,28 @@ def m003_ledger(conn: sqlite3.Connection) -> None:
         conn.execute(ledger.insert_statement("?"), ledger.as_rows([entry])[0])
 
 
+def m005_knowledge_graphs(conn: sqlite3.Connection) -> None:
+    """Knowledge graphs: the mirrored graph files' sync state, and a partial index of the
+    memories that are graph nodes (``metadata.kg``), by scope. Safe to run again (a store
+    rolled back to an earlier version keeps its tables)."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS graph_files (
+            path TEXT PRIMARY KEY,
+            scope TEXT NOT NULL,
+            base TEXT NOT NULL DEFAULT '{}',
+            signature TEXT,
+            seq INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS idx_graph_files_scope ON graph_files (scope, updated_at);
+        CREATE INDEX IF NOT EXISTS idx_memories_graph ON memories (scope)
+            WHERE json_extract(metadata, '$.kg') IS NOT NULL;
+        """,
+    )
+
+
 def m006_tasks_waits(conn: sqlite3.Connection) -> None:
     """Task memory (tasks and their messages) and smart-wait jobs."""
     run_script(
@@ -301,6 +323,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
     (3, "ledger", m003_ledger),
+    (5, "knowledge_graphs", m005_knowledge_graphs),
     (6, "tasks_waits", m006_tasks_waits),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
@@ -317,20 +340,26 @@ def applied_version(conn: sqlite3.Connection) -> int:
     return int(version)
 
 
+def applied_versions(conn: sqlite3.Connection) -> set[int]:
+    """Every applied migration's version."""
+    return {v for (v,) in conn.execute("SELECT version FROM schema_migrations")}
+
+
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply every pending migration, each in its own transaction; return the version."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
     )
-    current = applied_version(conn)
     for version, name, apply in MIGRATIONS:
-        if version <= current:
+        # By set, not by the highest number: a migration numbered below one already applied
+        # (written alongside it) still runs once.
+        if version in applied_versions(conn):
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Another process may have migrated while we waited for the lock.
-            if applied_version(conn) >= version:
+            if version in applied_versions(conn):
                 conn.execute("ROLLBACK")
                 continue
             apply(conn)

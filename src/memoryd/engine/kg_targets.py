@@ -1,0 +1,133 @@
+"""Which graphs a call is about: the user graph (scope ``user``) and a project graph
+(``project:<name>``), named by the project's root directory or by its name.
+
+A root directory places the graph file at ``<root>/.knowledge/graph.json`` and names the
+project after the file's ``scope`` when the file exists (so two repositories that share a
+directory name can keep apart: write another scope into a new file), else after the last
+path component (as the transcript importers do). A bare name finds the file the store last
+mirrored for that project, if its directory still exists.
+A caller bound to one scope gets that scope when it names none, and Forbidden when it
+names another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from memoryd.engine.context import EngineContext
+from memoryd.errors import Forbidden, InvalidInput
+from memoryd.graph.importers import project_scope
+from memoryd.graph.jsonfile import project_graph_path, user_graph_path
+from memoryd.models import check_scope
+
+USER = "user"
+_SCOPE_LINE = re.compile(r'"scope"\s*:\s*"([^"]{1,200})"')
+
+
+@dataclass(frozen=True)
+class Target:
+    """One graph: its scope, and the project root when the caller gave one."""
+
+    scope: str
+    root: Path | None = None
+
+
+def parse_project(project: str) -> Target:
+    """``/abs/root`` (an existing directory), ``name`` or ``project:name``."""
+    text = project.strip()
+    if text.startswith(("/", "~")):
+        root = Path(text).expanduser()
+        if not root.is_dir():
+            raise InvalidInput(f"project {project!r} is not a directory")
+        root = root.resolve()
+        scope = declared_scope(project_graph_path(root)) or project_scope(root)
+        if scope == USER:
+            raise InvalidInput(f"project {project!r} has no name to key its graph by")
+        return Target(scope, root)
+    name = text.removeprefix("project:")
+    try:
+        return Target(check_scope(f"project:{name}"))
+    except ValueError:
+        raise InvalidInput(
+            f"project {project!r} must be an absolute directory or a name of letters, digits, "
+            "'.', '_', '-' and '/'"
+        ) from None
+
+
+def declared_scope(path: Path) -> str | None:
+    """The project scope an existing graph file declares (its head names it), if any."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = _SCOPE_LINE.search(head)
+    return found[1] if found and check_scope_or_none(found[1]) else None
+
+
+def check_scope_or_none(scope: str) -> str | None:
+    """``scope`` if it is a valid project scope, else None."""
+    try:
+        return check_scope(scope) if scope.startswith("project:") else None
+    except ValueError:
+        return None
+
+
+def _checked(ctx: EngineContext, target: Target) -> Target:
+    ctx.filters(scope=target.scope)  # Forbidden for a caller bound to another scope
+    return target
+
+
+def read_targets(ctx: EngineContext, project: str | None, include_user: bool = True) -> list[Target]:
+    """The graphs a read covers: the user graph (unless the caller is bound to a project)
+    and the project's graph (the caller's bound project when none is named)."""
+    bound = ctx.access.scope
+    out = []
+    if include_user and bound in (None, USER):
+        out.append(Target(USER))
+    if project is not None:
+        out.append(_checked(ctx, parse_project(project)))
+    elif bound is not None and bound != USER:
+        out.append(Target(bound))
+    return out
+
+
+def write_target(ctx: EngineContext, project: str | None,
+                 graph: Literal["user", "project"] | None) -> Target:
+    """The one graph a write changes: ``graph`` names it (default: the project's when a
+    project is given or bound, else the user graph)."""
+    bound = ctx.access.scope
+    if graph == USER:
+        return _checked(ctx, Target(USER))
+    if project is not None:
+        return _checked(ctx, parse_project(project))
+    if bound is not None and bound != USER:
+        return Target(bound)
+    if graph == "project":
+        raise InvalidInput("name the project (its root directory or its name)")
+    return _checked(ctx, Target(USER))
+
+
+def graph_file(ctx: EngineContext, target: Target) -> Path | None:
+    """The file that mirrors the graph, if any (``kg_files`` off: none)."""
+    if not ctx.settings.kg_files:
+        return None
+    if target.scope == USER:
+        return user_graph_path(ctx.settings.home)
+    if target.root is not None:
+        return project_graph_path(target.root)
+    for state in ctx.store.graph_files(target.scope):
+        path = Path(state.path)
+        if path.parent.parent.is_dir():
+            return path
+    return None
+
+
+def require_unbound_agent(ctx: EngineContext, what: str) -> None:
+    """Forbidden for a caller bound to an agent: ``what`` changes the whole graph."""
+    if ctx.access.agent_id is not None:
+        raise Forbidden(f"{what} changes the whole graph: not available to a key bound to an "
+                        "agent")
