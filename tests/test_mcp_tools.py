@@ -31,6 +31,7 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
             "min_score",
             "detail_level",
             "session_key",
+            "domains",
         },
     ),
     "smart_ingest": (set(), {"content", "items", "node_type", "tags", "source", "force_create"}),
@@ -65,6 +66,8 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "memory_search": ({"query"}, {"maxResults", "minScore"}),
     "memory_get": ({"path"}, {"from", "lines"}),
     "memory_forget": (set(), {"memoryId", "query"}),
+    "domains": (set(), {"action", "id", "name", "ids", "threshold"}),
+    "keys_create": ({"label"}, {"scopes", "memory_scope", "agent_id", "domains"}),
 }
 
 
@@ -241,5 +244,5 @@ def test_every_tool_is_a_registry_operation():
         "tool_search", "tool_ingest", "tool_memory", "tool_feedback", "tool_edit",
         "tool_delete", "tool_codebase", "tool_intention", "recall", "memory_store",
         "memory_recall", "explore", "consolidate", "stats", "health", "memory_search",
-        "memory_get_path", "memory_forget",
+        "memory_get_path", "memory_forget", "tool_domains", "keys_create",
     }

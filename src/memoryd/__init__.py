@@ -22,6 +22,7 @@ from memoryd.errors import (
     ApiKeyError,
     ChatError,
     ContentTooLarge,
+    DomainNotFound,
     EmbeddingError,
     EmptyContent,
     Forbidden,
@@ -46,6 +47,9 @@ from memoryd.models import (
     ApiKey,
     CodebaseContext,
     ConsolidationReport,
+    Domain,
+    DomainProposal,
+    DomainsReport,
     Edge,
     GcReport,
     HistoryEntry,
@@ -69,15 +73,16 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Access", "Actor", "ApiKey", "ApiKeyError", "BrokenLink", "CaptureResult", "ChatError",
-    "CodebaseContext", "ConsolidationReport", "ContentTooLarge", "CreatedKey", "Edge",
-    "EmbeddingError", "EmptyContent", "Engine", "Forbidden", "GcReport", "HistoryEntry",
-    "ImportFormatError", "ImportReport", "ImportanceScore", "IngestResult", "Intention",
-    "IntentionTrigger", "InvalidFilter", "InvalidInput", "InvalidKey", "KeyNotFound",
-    "LedgerEntry", "LedgerReport", "MaintenanceBusy", "Memory", "MemoryNotFound",
-    "MemoryPatch", "MemoryStateReport", "MemorydError", "Message", "ModelMismatch",
-    "Neighbour", "Neighbourhood", "NewMemory", "NoKeysConfigured", "NotAMemorydStore",
-    "Recalled", "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit",
-    "SecretDetected", "Settings", "Skipped", "StoreError", "open",
+    "CodebaseContext", "ConsolidationReport", "ContentTooLarge", "CreatedKey", "Domain",
+    "DomainNotFound", "DomainProposal", "DomainsReport", "Edge", "EmbeddingError",
+    "EmptyContent", "Engine", "Forbidden", "GcReport", "HistoryEntry", "ImportFormatError",
+    "ImportReport", "ImportanceScore", "IngestResult", "Intention", "IntentionTrigger",
+    "InvalidFilter", "InvalidInput", "InvalidKey", "KeyNotFound", "LedgerEntry",
+    "LedgerReport", "MaintenanceBusy", "Memory", "MemoryNotFound", "MemoryPatch",
+    "MemoryStateReport", "MemorydError", "Message", "ModelMismatch", "Neighbour",
+    "Neighbourhood", "NewMemory", "NoKeysConfigured", "NotAMemorydStore", "Recalled",
+    "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit", "SecretDetected",
+    "Settings", "Skipped", "StoreError", "open",
 ]
 
 

@@ -9,6 +9,7 @@
     │   └── SecretDetected      content that looks like a credential
     ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
     ├── MemoryNotFound          no memory with that id (LookupError)
+    ├── DomainNotFound          no domain or domain proposal with that id or name (LookupError)
     ├── ApiKeyError
     │   ├── InvalidKey          a presented key is unknown, malformed or revoked
     │   ├── KeyNotFound         no key has that id or prefix (LookupError)
@@ -82,6 +83,10 @@ class MemoryNotFound(MemorydError, LookupError):
     def __init__(self, memory_id: str) -> None:
         super().__init__(f"no memory with id {memory_id!r}")
         self.memory_id = memory_id
+
+
+class DomainNotFound(MemorydError, LookupError):
+    """No domain (or domain proposal) has the given id or name."""
 
 
 class ApiKeyError(MemorydError):

@@ -1,8 +1,8 @@
 """Authentication and request limits, as ASGI middleware (they also guard the /mcp mount).
 
 Every request except the public paths must carry ``Authorization: Bearer <key>`` or
-``X-API-Key: <key>``. The verified caller (scopes, bound scope/agent, ``X-Agent-Id``) is
-put in the request scope under ``memoryd.caller`` for the routes and MCP tools to read.
+``X-API-Key: <key>``. The verified caller (scopes, bound scope/agent/domains, ``X-Agent-Id``,
+the default domains of ``X-Memoryd-Domain``) is put in the request scope under ``memoryd.caller`` for the routes and MCP tools to read.
 Without a key, requests are refused unless the server was started with
 ``MEMORYD_ALLOW_ANONYMOUS=true``. A key that is presented is always checked, even then.
 """
@@ -16,7 +16,7 @@ import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.errors import Forbidden, InvalidKey
+from memoryd.errors import Forbidden, InvalidInput, InvalidKey
 from memoryd.keys import touch_due
 from memoryd.operations import CALLER_SCOPE_KEY, Caller
 
@@ -63,15 +63,16 @@ class AuthMiddleware:
             )
             return
         presented = _presented_key(headers)
+        domain = headers.get(b"x-memoryd-domain", b"").decode("latin-1").strip() or None
         engine = scope["app"].state.engine
         try:
             if presented is not None:
                 key = engine.verify_key(presented)
-                caller = Caller.from_key(key, agent)
+                caller = Caller.from_key(key, agent, domain)
                 if touch_due(key):  # a write, at most once a minute: off the event loop
                     await anyio.to_thread.run_sync(engine.touch_key, key)
             elif self.allow_anonymous:
-                caller = Caller.anonymous(agent)
+                caller = Caller.anonymous(agent, domain)
             else:
                 await _reject(
                     send,
@@ -87,6 +88,9 @@ class AuthMiddleware:
             return
         except Forbidden as exc:
             await _reject(send, 403, str(exc), "forbidden")
+            return
+        except InvalidInput as exc:  # a malformed X-Memoryd-Domain
+            await _reject(send, 400, str(exc), "bad_domain")
             return
         scope[CALLER_SCOPE_KEY] = caller
         await self.app(scope, receive, send)

@@ -2,7 +2,7 @@
 
 ``{"success": false, "data": null, "error": "<message>", "code": "<kind>"}`` (plus
 ``detail``, the field errors, on 422). Status codes: 401 no or bad key, 403 the key may
-not do this, 404 unknown memory or key, 413 body too large, 422 invalid input (the
+not do this, 404 unknown memory, key or domain, 413 body too large, 422 invalid input (the
 message names the field), 503 store or embedding model unusable, 500 a bug.
 """
 
@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from memoryd.errors import (
+    DomainNotFound,
     EmbeddingError,
     Forbidden,
     InvalidInput,
@@ -35,6 +36,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (Forbidden, 403, "forbidden"),
     (MemoryNotFound, 404, "not_found"),
     (KeyNotFound, 404, "not_found"),
+    (DomainNotFound, 404, "not_found"),
     (InvalidInput, 422, "invalid_input"),
     (MaintenanceBusy, 409, "busy"),
     (StoreError, 503, "store_unavailable"),

@@ -35,7 +35,18 @@ def main_options(
 
 
 def _register() -> None:
-    from memoryd.cli import cognition, data, doctor, journal, keys, ledger, mcp, memories, server
+    from memoryd.cli import (
+        cognition,
+        data,
+        doctor,
+        domains,
+        journal,
+        keys,
+        ledger,
+        mcp,
+        memories,
+        server,
+    )
     from memoryd.cli import migrate as migrate_cli
 
     memories.register(app)
@@ -43,6 +54,7 @@ def _register() -> None:
     cognition.register(app)
     server.register(app)
     keys.register(app)
+    domains.register(app)
     mcp.register(app)
     migrate_cli.register(app)
     ledger.register(app)

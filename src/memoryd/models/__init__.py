@@ -1,11 +1,20 @@
 """memoryd's data models, one per concept: the building blocks (``fields``), a memory
-(``memory``), search (``search``), links (``graph``), intentions (``intentions``) and
-reports (``reports``). Input models of the operations derive from these (``derive.pick``).
+(``memory``), search (``search``), links (``graph``), intentions (``intentions``), domains
+(``domains``) and reports (``reports``). Input models of the operations derive from these
+(``derive.pick``).
 """
 
+from memoryd.models.domains import (
+    Domain,
+    DomainProposal,
+    DomainsReport,
+    ProposalKind,
+    ProposalStatus,
+)
 from memoryd.models.fields import (
     NODE_TYPES,
     TIMEFRAMES,
+    DomainName,
     Importance,
     Metadata,
     NodeType,
@@ -17,6 +26,7 @@ from memoryd.models.fields import (
     Timeframe,
     UTCDateTime,
     as_utc,
+    check_domain_name,
     check_json,
     check_scope,
     utcnow,
@@ -46,11 +56,12 @@ from memoryd.models.search import FILTER_NAMES, KeywordHit, SearchFilters, Searc
 
 __all__ = [
     "EDGE_TYPES", "FILTER_NAMES", "NODE_TYPES", "TIMEFRAMES", "ApiKey", "CodebaseContext",
-    "ConsolidationReport", "Edge", "EdgeType", "GcReport", "HistoryEntry", "Importance",
-    "IngestDecision", "IngestResult", "Intention", "IntentionStatus", "IntentionTrigger",
-    "KeywordHit", "Memory", "MemoryFields", "MemoryPatch", "MemoryStateReport", "Metadata",
-    "Neighbour", "Neighbourhood", "NewMemory", "NodeType", "Priority", "RestoredMemory",
+    "ConsolidationReport", "Domain", "DomainName", "DomainProposal", "DomainsReport", "Edge",
+    "EdgeType", "GcReport", "HistoryEntry", "Importance", "IngestDecision", "IngestResult",
+    "Intention", "IntentionStatus", "IntentionTrigger", "KeywordHit", "Memory", "MemoryFields",
+    "MemoryPatch", "MemoryStateReport", "Metadata", "Neighbour", "Neighbourhood", "NewMemory",
+    "NodeType", "Priority", "ProposalKind", "ProposalStatus", "RestoredMemory",
     "SchedulingState", "Scope", "SearchFilters", "SearchHit", "Severity", "StoreStats",
-    "Strict", "Tags", "Tier", "Timeframe", "UTCDateTime", "VectorHit", "as_utc", "check_json",
-    "check_scope", "utcnow",
+    "Strict", "Tags", "Tier", "Timeframe", "UTCDateTime", "VectorHit", "as_utc",
+    "check_domain_name", "check_json", "check_scope", "utcnow",
 ]

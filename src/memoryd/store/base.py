@@ -33,6 +33,8 @@ from memoryd.errors import MemorydError, StoreError
 from memoryd.ledger import LedgerEntry
 from memoryd.models import (
     ApiKey,
+    Domain,
+    DomainProposal,
     Edge,
     HistoryEntry,
     Intention,
@@ -46,9 +48,11 @@ from memoryd.models import (
 from memoryd.store import policy
 from memoryd.store.filters import LIST_ORDERS
 
-__all__ = ["Actor", "KeywordHit", "ListOrder", "Store", "VectorHit"]
+__all__ = ["Actor", "Assignment", "KeywordHit", "ListOrder", "Store", "VectorHit"]
 
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
+#: A memory's domains (best first) and its similarity to every domain's centroid.
+Assignment = tuple[list[str], dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -370,6 +374,42 @@ class Store(ABC):
     def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
         """The newest reports of a kind, newest first."""
 
+    # --- domains -----------------------------------------------------------
+    @abstractmethod
+    def list_domains(self) -> list[Domain]:
+        """Every domain with its centroid (a float32 array), most members first, then by name."""
+
+    @abstractmethod
+    def save_domains(self, domains: list[Domain], *, remove: list[str] | None = None) -> None:
+        """Insert or replace domains by id, and delete the domains whose ids are in ``remove``;
+        one transaction. A name another remaining domain has is a StoreError."""
+
+    @abstractmethod
+    def domain_threshold(self) -> float | None:
+        """The active assignment threshold (None until one is set)."""
+
+    @abstractmethod
+    def set_domain_threshold(self, value: float) -> None:
+        """Set the active assignment threshold."""
+
+    @abstractmethod
+    def set_assignments(self, assignments: dict[str, Assignment]) -> int:
+        """Set the ``domains`` and ``domain_scores`` of memories, one transaction; returns how
+        many of them exist. Records no history and keeps ``seq`` and ``updated_at``: an
+        assignment is derived from the vector and the centroids, not a change of the memory."""
+
+    @abstractmethod
+    def save_proposals(self, proposals: list[DomainProposal]) -> None:
+        """Insert or replace proposals by id; one transaction."""
+
+    @abstractmethod
+    def list_proposals(self, statuses: list[str] | None = None) -> list[DomainProposal]:
+        """Proposals (optionally only those with the given statuses), newest first."""
+
+    @abstractmethod
+    def get_proposal(self, proposal_id: str) -> DomainProposal | None:
+        """One proposal by id."""
+
 
 # Contract methods whose driver errors become StoreError (generators and context managers
 # translate their own: the error surfaces while they run, not when they are called).
@@ -381,7 +421,9 @@ _TRANSLATED = (
     "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge",
     "save_intention", "get_intention", "list_intentions", "save_key", "key_by_hash",
     "list_keys", "touch_key", "mark_accessed", "get_watermark", "set_watermark",
-    "save_report", "list_reports", "close",
+    "save_report", "list_reports", "list_domains", "save_domains", "domain_threshold",
+    "set_domain_threshold", "set_assignments", "save_proposals", "list_proposals",
+    "get_proposal", "close",
 )
 
 

@@ -61,6 +61,7 @@ from memoryd.store.postgres_codec import (
     to_db,
     to_vector,
 )
+from memoryd.store.postgres_domains import PostgresDomains
 from memoryd.store.postgres_history import PostgresHistory
 from memoryd.store.postgres_rows import PostgresRows
 from memoryd.store.postgres_search import PostgresSearch
@@ -85,7 +86,8 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
     return urlunsplit((scheme, parts.netloc, parts.path, "&".join(keep), parts.fragment)), extra
 
 
-class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTables, Store):
+class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTables,
+                    PostgresDomains, Store):
     """A memoryd store in a PostgreSQL database with the pgvector extension.
 
     >>> store = PostgresStore("postgresql://memoryd@db.internal/memoryd")

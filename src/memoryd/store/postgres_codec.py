@@ -66,8 +66,12 @@ def _tags(tags: list[str], mode: str) -> tuple[str, list[Any]]:
     return f"m.tags {'@>' if mode == 'all' else '&&'} %s::text[]", [tags]
 
 
+def _domains(domains: list[str]) -> tuple[str, list[Any]]:
+    return "m.domains && %s::text[]", [domains]
+
+
 DIALECT = sql_filters.Dialect(mark="%s", true="TRUE", time=lambda d: d, in_list=_in_list,
-                              tags=_tags)
+                              tags=_tags, domains=_domains)
 
 
 def to_vector(value: Any) -> np.ndarray:

@@ -21,7 +21,14 @@ from memoryd.errors import ModelMismatch, StoreError
 from memoryd.store import postgres_schema as schema_mod
 from memoryd.store.base import Actor
 from memoryd.store.postgres_codec import dumps, to_vector, utc
-from memoryd.store.rows import JSON_FIELDS, TABLES, check_table, from_json, to_json
+from memoryd.store.rows import (
+    JSON_FIELDS,
+    TABLES,
+    VECTOR_FIELDS,
+    check_table,
+    from_json,
+    to_json,
+)
 
 DUMP_FORMAT = "memoryd-postgres-dump"
 DUMP_VERSION = 1
@@ -29,6 +36,7 @@ DUMP_VERSION = 1
 _POS = {
     "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
     "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id", "ledger": "seq",
+    "domains": "pos", "domain_proposals": "pos", "domain_settings": "pos",
 }
 
 
@@ -84,7 +92,7 @@ class PostgresRows:
             for field, value in zip(fields, row[1:]):
                 if isinstance(value, datetime):
                     value = utc(value)
-                elif field == "vector" and value is not None:
+                elif field in VECTOR_FIELDS and value is not None:
                     value = to_vector(value)
                 data[field] = value
             out.append(data)
@@ -113,12 +121,14 @@ class PostgresRows:
             if self._meta("embedding_model", cur) is None:
                 raise StoreError("set_embedding_model before importing vectors")
 
+        arrays = ("tags", "domains") if table == "memories" else ()  # text[], not jsonb
+
         def value(field: str, v: Any) -> Any:
             if v is None:
                 return None
-            if field in json_fields and field not in ("tags", "domains"):
+            if field in json_fields and field not in arrays:
                 return Jsonb(v, dumps=dumps)
-            if field == "vector":
+            if field in VECTOR_FIELDS:
                 return to_vector(v)
             return v
 
@@ -216,7 +226,8 @@ class PostgresRows:
                     (high,) = cur.execute("SELECT coalesce(max(seq), 0) FROM history").fetchone()
                     cur.execute(
                         "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
-                        "session_access, watermarks, reports, ledger"
+                        "session_access, watermarks, reports, ledger, domains, domain_proposals, "
+                        "domain_settings"
                     )
                     cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
                     if header.get("embedding_model") and header.get("embedding_dims"):

@@ -66,5 +66,11 @@ def _tags(tags: list[str], mode: str) -> tuple[str, list[Any]]:
     return f"m.rowid IN ({inner})", tags
 
 
+def _domains(domains: list[str]) -> tuple[str, list[Any]]:
+    marks = ", ".join("?" * len(domains))
+    return (f"m.rowid IN (SELECT memory_rowid FROM memory_domains WHERE domain IN ({marks}))",
+            domains)
+
+
 DIALECT = sql_filters.Dialect(mark="?", true="1", time=lambda d: d.timestamp(),
-                              in_list=_in_list, tags=_tags)
+                              in_list=_in_list, tags=_tags, domains=_domains)
