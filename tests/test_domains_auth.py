@@ -299,3 +299,21 @@ def test_export_by_a_domain_key_holds_only_its_domain(server: LiveServer) -> Non
 
 def test_a_fresh_server_url_answers(server: LiveServer) -> None:
     assert httpx.get(f"{server.url}/health").status_code == 200
+
+
+def test_intentions_and_capture_with_a_domain_key(server: LiveServer) -> None:
+    server.engine.set_intention("Water the greenhouse basil", {"type": "event", "event": "dusk"})
+    with server.client("home") as home, server.client("writer") as writer:
+        refused = home.post("/intention", json={"action": "set", "description": "d",
+                                                "trigger": {"type": "event", "event": "e"}})
+        assert refused.status_code == 403 and "belong to no domain" in refused.json()["error"]
+        assert home.post("/intention", json={"action": "list"}).json()["data"]["intentions"] == []
+        assert writer.post("/intention", json={"action": "list"}).json()["data"]["intentions"]
+        before = server.engine.store.count()
+        message = ("I decided that the core routers must peer over eBGP with AS 64513 and that "
+                   "VLAN 50 carries the camera traffic.")
+        captured = home.post("/capture", json={
+            "messages": [{"role": "user", "content": message}], "session_key": "s-home"})
+        assert captured.status_code == 403, captured.text  # the decision lands in network
+        assert "belongs to network" in captured.json()["error"]
+        assert server.engine.store.count() == before

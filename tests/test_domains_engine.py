@@ -296,3 +296,39 @@ def test_changes_wait_for_the_domains_lock(mem: Engine) -> None:
         assert mine
         with pytest.raises(MaintenanceBusy):
             mem.rename_domain(mem.domains()[0].name, "busy")
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+def test_the_same_flow_on_postgresql(open_mem, pg_database) -> None:
+    mem = open_mem(pg_database(), domains_auto=False)
+    mem.add_many(items([r for r in SINGLE if r["topics"][0] in ("network", "cooking")]))
+    report = mem.discover_domains(force=True)
+    assert report.action == "discovered" and len(report.domains) == 2
+    net = by_topic(mem)["network"]
+    hits = mem.search("routers and switches", 10, domains=[net], record_access=False)
+    assert hits and all(net in h.memory.domains for h in hits)
+    before = {m.id: m.domain_scores for m in mem.list(limit=1000)}
+    mem.rename_domain(net, "network")
+    after = {m.id: m.domain_scores for m in mem.list(limit=1000)}
+    assert after == {i: {("network" if k == net else k): v for k, v in scores.items()}
+                     for i, scores in before.items()}
+    added = mem.add("The edge router drops its BGP sessions whenever the VLAN trunk flaps")
+    assert added.domains[0] == "network"
+    assert mem.domain("network").member_count == by_topic_count(mem, "network")
+
+
+def by_topic_count(mem: Engine, name: str) -> int:
+    return sum(1 for m in mem.list(limit=1000) if m.domains and m.domains[0] == name)
+
+
+def test_importing_memoryd_does_not_load_the_clustering_libraries() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, memoryd, memoryd.operations, memoryd.cli.app, memoryd.api.app\n"
+            "print([m for m in ('sklearn', 'scipy', 'hdbscan', 'umap') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from memoryd.domains.assign import rethreshold
-from memoryd.domains.discover import discover as cluster
 from memoryd.engine.context import EngineContext
 from memoryd.engine.domain_assign import (
     DomainSet,
@@ -28,7 +27,7 @@ from memoryd.engine.domain_assign import (
     rewrite_all,
     with_counts,
 )
-from memoryd.engine.domain_discovery import audit, draw, locked, new_id, params
+from memoryd.engine.domain_discovery import audit, cluster, draw, locked, new_id, params
 from memoryd.errors import DomainNotFound, Forbidden, InvalidInput
 from memoryd.models import Domain, DomainProposal, DomainsReport, Memory, check_domain_name
 
@@ -133,7 +132,7 @@ def split(ctx: EngineContext, ident: str) -> DomainsReport:
         if len(sample.ids) < 2 * params(ctx).min_cluster_size:
             raise InvalidInput(f"domain {domain.name!r} has too few memories to split "
                                f"({len(sample.ids)})")
-        found = cluster(sample.vectors, sample.texts, params(ctx), force=True)
+        found = cluster(sample.vectors, sample.texts, params(ctx))
         if len(found.clusters) < 2:
             raise InvalidInput(f"domain {domain.name!r} forms a single group; nothing to split")
         parts = [{"name": c.label, "top_terms": list(c.top_terms), "centroid": c.centroid}

@@ -20,17 +20,18 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memoryd.domains.discover import Discovery, DiscoveryParams
-from memoryd.domains.discover import discover as cluster
-from memoryd.domains.proposals import Proposal, propose
 from memoryd.engine.context import EngineContext
 from memoryd.engine.domain_assign import DomainSet, current, reassign_all, with_counts
 from memoryd.errors import MaintenanceBusy
 from memoryd.models import Domain, DomainProposal, DomainsReport, Memory
+
+if TYPE_CHECKING:  # clustering loads scikit-learn: only when discovery runs, not on import
+    from memoryd.domains.discover import Discovery, DiscoveryParams
+    from memoryd.domains.proposals import Proposal
 
 LOCK = "domains"
 
@@ -48,7 +49,16 @@ class Sample:
 
 def params(ctx: EngineContext) -> DiscoveryParams:
     """Discovery settings: the shipped defaults, with the store's accumulation threshold."""
+    from memoryd.domains.discover import DiscoveryParams
+
     return DiscoveryParams(min_memories=ctx.settings.domains_min_memories)
+
+
+def cluster(vectors: np.ndarray, texts: list[str], p: DiscoveryParams) -> Discovery:
+    """:func:`memoryd.domains.discover.discover` (forced: the caller checked the counts)."""
+    from memoryd.domains.discover import discover as run
+
+    return run(vectors, texts, p, force=True)
 
 
 @contextmanager
@@ -91,7 +101,7 @@ def discover(ctx: EngineContext, *, force: bool = False, replace: bool = False) 
             return DomainsReport(action="skipped", domains=existing, skipped=(
                 f"{total} memories; discovery starts at {p.min_memories} (or force it)"))
         sample = draw(ctx, p.sample_size)
-        found = cluster(sample.vectors, sample.texts, p, force=True)
+        found = cluster(sample.vectors, sample.texts, p)
         if not found.clusters:
             return DomainsReport(action="skipped", domains=existing, skipped=found.skipped)
         return _create(ctx, found, existing)
@@ -138,7 +148,9 @@ def _recluster(ctx: EngineContext) -> list[DomainProposal]:
     sample = draw(ctx, params(ctx).sample_size)
     if not found.fits(sample.vectors):
         return []
-    fresh = cluster(sample.vectors, sample.texts, params(ctx), force=True)
+    from memoryd.domains.proposals import propose
+
+    fresh = cluster(sample.vectors, sample.texts, params(ctx))
     known = set(found.by_name())
     assigned = [[n for n in a if n in known] for a in sample.assignments]
     made: list[DomainProposal] = []
