@@ -211,7 +211,11 @@ def test_a_new_threshold_rethresholds_without_embedding(mem: Engine) -> None:
     before = {m.id: m for m in mem.list(limit=1000)}
     calls = []
     original = mem.embedder.embed
-    mem.embedder.embed = lambda texts: calls.append(texts) or original(texts)  # type: ignore[method-assign]
+    def counting(texts: list[str]) -> np.ndarray:
+        calls.append(texts)
+        return original(texts)
+
+    mem.embedder.embed = counting  # type: ignore[method-assign]
     try:
         strict = mem.set_domain_threshold(0.95)
     finally:

@@ -193,8 +193,8 @@ def _fill_domains(store: Store, embed) -> None:
     made = [memory(t) for t in texts]
     store.insert(made, embed(texts), Actor("test"))
     vectors = embed(texts)
-    store.save_domains([domain("home", vectors[:2].mean(0), 2), domain("infra", vectors[2:4].mean(0), 2,
-                                                                       renamed_at=NOW)])
+    store.save_domains([domain("home", vectors[:2].mean(0), 2),
+                        domain("infra", vectors[2:4].mean(0), 2, renamed_at=NOW)])
     store.set_domain_threshold(0.33)
     store.set_assignments({made[0].id: (["home"], {"home": 0.8, "infra": 0.1}),
                            made[2].id: (["infra", "home"], {"home": 0.35, "infra": 0.9})})

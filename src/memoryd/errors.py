@@ -9,7 +9,7 @@
     │   └── SecretDetected      content that looks like a credential
     ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
     ├── MemoryNotFound          no memory with that id (LookupError)
-    ├── DomainNotFound          no domain or domain proposal with that id or name (LookupError)
+    ├── DomainNotFound          no domain or proposal with that id or name (LookupError)
     ├── ApiKeyError
     │   ├── InvalidKey          a presented key is unknown, malformed or revoked
     │   ├── KeyNotFound         no key has that id or prefix (LookupError)

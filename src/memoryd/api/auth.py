@@ -1,8 +1,8 @@
 """Authentication and request limits, as ASGI middleware (they also guard the /mcp mount).
 
 Every request except the public paths must carry ``Authorization: Bearer <key>`` or
-``X-API-Key: <key>``. The verified caller (scopes, bound scope/agent/domains, ``X-Agent-Id``,
-the default domains of ``X-Memoryd-Domain``) is put in the request scope under ``memoryd.caller`` for the routes and MCP tools to read.
+``X-API-Key: <key>``. The verified caller (scopes, bound scope/agent, ``X-Agent-Id``) is
+put in the request scope under ``memoryd.caller`` for the routes and MCP tools to read.
 Without a key, requests are refused unless the server was started with
 ``MEMORYD_ALLOW_ANONYMOUS=true``. A key that is presented is always checked, even then.
 """

@@ -6,8 +6,8 @@ searchable, looked at last); (2) merges near-duplicates among recent memories (t
 newer copy is superseded by the older one, which is reinforced); (3) links recent
 memories to their nearest neighbours; (4) every ``domains_recluster_every``-th run
 re-clusters the domains and records proposals (never applied: see docs/domains.md); and
-(5) records a report. A dry run computes the same report and writes nothing. It runs on demand; a schedule exists but is off unless
-``MEMORYD_CONSOLIDATE_EVERY_MINUTES`` is set.
+(5) records a report. A dry run computes the same report and writes nothing. It runs on
+demand; a schedule exists but is off unless ``MEMORYD_CONSOLIDATE_EVERY_MINUTES`` is set.
 """
 
 from __future__ import annotations

@@ -296,9 +296,10 @@ class Engine(AdminMethods, DomainMethods):
         ``hits[i].score`` is in [0, 1]; ``fused_score`` is the RRF part (1 = first in every
         list) and ``keyword_rank``/``semantic_similarity`` show where it came from. Filters:
         timeframe, since, until, node_types, categories, tags, tags_mode, scope, agent_id,
-        session_id, tiers, domains (any of), include_superseded. ``cognitive`` and ``associations`` default to
-        the settings; ``record_access`` strengthens the returned memories a little, at most
-        once per ``session_key``. ``query_vector`` skips embedding the query.
+        session_id, tiers, domains (any of), include_superseded. ``cognitive`` and
+        ``associations`` default to the settings; ``record_access`` strengthens the returned
+        memories a little, at most once per ``session_key``. ``query_vector`` skips embedding
+        the query.
         """
         check_query(query, limit, mode)
         s = self.settings

@@ -186,7 +186,8 @@ def _merge(ctx: EngineContext, targets: list[Memory], new: NewMemory,
     vector = ctx.embedder.embed([content])[0]
     changes = {
         "content": content, "updated_at": now,
-        "tags": list(dict.fromkeys([*keeper.tags, *new.tags, *(t for o in others for t in o.tags)])),
+        "tags": list(dict.fromkeys([*keeper.tags, *new.tags,
+                                    *(t for o in others for t in o.tags)])),
         "importance": max([keeper.importance, new.importance, *(o.importance for o in others)]),
     }
     classified = classify_changed(ctx, keeper.model_copy(update=changes), vector)

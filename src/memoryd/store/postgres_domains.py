@@ -55,8 +55,9 @@ class PostgresDomains:
                 # Renames may swap names: clear the names of the rows being replaced first.
                 cur.execute("UPDATE domains SET name = '#' || id WHERE id = ANY(%s)",
                             ([d.id for d in domains],))
+                marks = ", ".join(["%s"] * len(_DOMAIN_COLS))
                 cur.executemany(
-                    f"INSERT INTO domains ({cols}) VALUES ({', '.join(['%s'] * len(_DOMAIN_COLS))}) "
+                    f"INSERT INTO domains ({cols}) VALUES ({marks}) "
                     f"ON CONFLICT (id) DO UPDATE SET {updates}",
                     [_domain_row(d) for d in domains],
                 )

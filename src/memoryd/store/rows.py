@@ -2,8 +2,8 @@
 
 A store's tables, seen independently of how a backend lays them out: each row is
 a dict of plain Python values (``datetime`` in UTC, ``dict``/``list`` for JSON,
-a float32 ``numpy`` array for a memory's vector or a domain's centroid) plus ``_pos``, a backend-private
-integer that grows in export order and lets a copy resume where it stopped.
+a float32 ``numpy`` array for a memory's vector or a domain's centroid) plus ``_pos``, a
+backend-private integer that grows in export order and lets a copy resume where it stopped.
 
 Rows keep everything that identifies them: memory ids, ``created_at``, change
 sequence numbers, report ids. Importing a row whose key already exists does
