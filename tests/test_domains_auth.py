@@ -92,6 +92,7 @@ def test_rest_reads_stay_inside_the_domain(server: LiveServer) -> None:
             data = response.json()
             results = (data["data"] if "data" in data else data)["results"]
             assert in_home(server, [r["id"] for r in results])
+            assert all("home" in r["domains"] for r in results)
         listed = home.get("/api/v1/memories", params={"limit": 1000}).json()
         assert listed["items"] and listed["total"] == len(listed["items"])
         assert listed["total"] == server.engine.count(domains=["home"])
