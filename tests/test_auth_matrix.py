@@ -45,7 +45,8 @@ class Case:
     Placeholders in paths and bodies: ``{own}`` a memory in the caller's view, ``{fresh}`` a new
     one of those (for destructive calls), ``{task}`` / ``{fresh_task}`` and ``{wait}`` /
     ``{fresh_wait}`` the same for tasks and waits, ``{node}`` / ``{node2}`` two nodes of the
-    knowledge graph the caller writes to, ``{slug}`` a new node id, ``{key}`` a new API key id,
+    knowledge graph the caller writes to, ``{slug}`` a new node id, ``{domain}`` a domain
+    that does not exist, ``{key}`` a new API key id,
     ``{text}`` new content.
     """
 
@@ -154,6 +155,23 @@ REST_CASES: list[Case] = [
     Case("graph ping", "GET /api/v1/graph/ping", None, "read"),
     Case("graph export", "GET /api/v1/graph/export", None, "read"),
     Case("graph import", "POST /api/v1/graph/import", {"text": GRAPH_FILE}, "write"),
+    # This store has no domains: lookups of one answer 404 once the caller is let through.
+    Case("domains list", "GET /api/v1/domains", None, "read", False),
+    Case("domain show", "GET /api/v1/domains/{domain}", None, "read", False, status=404),
+    Case("domain proposals", "GET /api/v1/domains/proposals", None, "read", False),
+    Case("domains discover", "POST /api/v1/domains/discover", {}, "admin", False),
+    Case("domains merge", "POST /api/v1/domains/merge", {"ids": ["{domain}", "other"]},
+         "admin", False, status=404),
+    Case("domains threshold", "POST /api/v1/domains/threshold", {"threshold": 0.35}, "admin",
+         False),
+    Case("domain accept", "POST /api/v1/domains/proposals/{domain}/accept", None, "admin",
+         False, status=404),
+    Case("domain reject", "POST /api/v1/domains/proposals/{domain}/reject", None, "admin",
+         False, status=404),
+    Case("domain rename", "PATCH /api/v1/domains/{domain}", {"name": "renamed"}, "admin",
+         False, status=404),
+    Case("domain split", "POST /api/v1/domains/{domain}/split", None, "admin", False,
+         status=404),
 ]
 
 # The server of these tests offers `vestige,full`: every tool, with the Vestige-style
@@ -205,6 +223,8 @@ TOOL_CASES: list[Case] = [
     Case("kg_archive dry", "tool:kg_archive", {"dry_run": True}, "write", agent_ok=False),
     Case("kg_sync", "tool:kg_sync", {}, "read"),
     Case("kg_ping", "tool:kg_ping", {}, "read"),
+    Case("domains", "tool:domains", {"action": "list"}, "read", False),
+    Case("keys_create", "tool:keys_create", {"label": "{text}"}, "admin", False),
 ]
 
 
@@ -254,7 +274,8 @@ def _fill(value: Any, world: World, caller: str, real: bool = True) -> Any:
             made = admin.post("/api/v1/keys", json={"label": unique_text("k")[:100]})
         value = value.replace("{key}", made.json()["key"]["id"])
     value = value.replace("{slug}", f"imported-{uuid.uuid4().hex[:12]}")
-    return value.replace("{text}", unique_text())
+    value = value.replace("{domain}", "no-such-domain")
+    return value.replace("{text}", unique_text()[:100])
 
 
 _OWN: dict[tuple[int, str], str] = {}
@@ -318,7 +339,7 @@ def test_the_matrix_covers_every_route_and_tool():
     routes = {f"{b.method} {b.path}" for b in BINDINGS}
     covered = {c.target.replace("{own}", "{id}").replace("{fresh}", "{id}") for c in REST_CASES}
     covered = {t.replace("/api/v1/keys/{key}", "/api/v1/keys/{id}") for t in covered}
-    for name in ("{fresh_task}", "{task}", "{fresh_wait}", "{wait}", "{node}"):
+    for name in ("{fresh_task}", "{task}", "{fresh_wait}", "{wait}", "{node}", "{domain}"):
         covered = {t.replace(name, "{id}") for t in covered}
     assert routes == covered
     assert {c.target.removeprefix("tool:") for c in TOOL_CASES} == set(tool_operations())

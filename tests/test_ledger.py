@@ -183,11 +183,11 @@ def _forget_the_ledger(store: Store) -> None:
     if store.backend == "sqlite":
         execute(store, "DROP TABLE ledger")
         execute(store, "DROP INDEX idx_history_at")
-        execute(store, "DELETE FROM schema_migrations WHERE version >= 3")
+        execute(store, "DELETE FROM schema_migrations WHERE version = 3")
     else:
         execute(store, "DROP TABLE ledger")
         execute(store, "DROP INDEX history_at")
-        execute(store, "DELETE FROM schema_migrations WHERE version >= 4")
+        execute(store, "DELETE FROM schema_migrations WHERE version = 4")
 
 
 def test_an_older_store_starts_its_ledger_with_a_baseline(backend_mem: Engine, open_mem) -> None:

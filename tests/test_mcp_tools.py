@@ -37,6 +37,7 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
             "session_key",
             "as_of",
             "graph",
+            "domains",
         },
     ),
     "smart_ingest": (set(), {"content", "items", "node_type", "tags", "source", "force_create"}),
@@ -88,6 +89,8 @@ CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "kg_archive": (set(), {"project", "dry_run", "budget", "remove_orphans"}),
     "kg_sync": (set(), {"since", "project", "limit"}),
     "kg_ping": (set(), {"project"}),
+    "domains": (set(), {"action", "id", "name", "ids", "threshold"}),
+    "keys_create": ({"label"}, {"scopes", "memory_scope", "agent_id", "domains"}),
 }
 
 
@@ -301,4 +304,5 @@ def test_every_tool_is_a_registry_operation():
         "smart_wait", "wait_status", "wait_list", "wait_cancel",
         "kg_read", "kg_write", "kg_link", "kg_search", "kg_recall", "kg_archive", "kg_sync",
         "kg_ping",
+        "tool_domains", "keys_create",
     }

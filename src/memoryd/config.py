@@ -102,6 +102,12 @@ class Settings(BaseSettings):
     gate_merge: float | None = Field(default=None, ge=0.0, le=1.0)
     # Consolidation schedule in minutes; None (the default) = only on demand.
     consolidate_every_minutes: float | None = Field(default=None, gt=0)
+    # Emergent domains (docs/domains.md): discovery runs by itself, off the write path, once
+    # the store holds domains_min_memories memories (unless domains_auto is off); every
+    # domains_recluster_every-th consolidation re-clusters and records proposals (0 = never).
+    domains_auto: bool = True
+    domains_min_memories: int = Field(default=150, ge=10)
+    domains_recluster_every: int = Field(default=5, ge=0)
 
     # Server
     host: str = "127.0.0.1"

@@ -12,6 +12,7 @@
     ├── MemoryNotFound          no memory with that id (LookupError)
     │   └── NodeNotFound        no knowledge-graph node with that id in the caller's graphs
     ├── TaskNotFound            no task with that id that the caller may see (LookupError)
+    ├── DomainNotFound          no domain or proposal with that id or name (LookupError)
     ├── ApiKeyError
     │   ├── InvalidKey          a presented key is unknown, malformed or revoked
     │   ├── KeyNotFound         no key has that id or prefix (LookupError)
@@ -117,6 +118,10 @@ class NodeNotFound(MemoryNotFound):
     def __init__(self, node_id: str, scopes: list[str]) -> None:
         MemorydError.__init__(self, f"no node {node_id!r} in {', '.join(scopes) or 'any graph'}")
         self.memory_id = node_id
+
+
+class DomainNotFound(MemorydError, LookupError):
+    """No domain (or domain proposal) has the given id or name."""
 
 
 class ApiKeyError(MemorydError):

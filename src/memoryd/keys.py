@@ -9,7 +9,8 @@ how much of a hash matched.
 
 Scopes: ``read`` < ``write`` < ``admin`` (each includes the ones before it). A key may
 also be bound to a memory scope (``project:x``) and/or an agent id: it then sees and
-writes only that scope's (that agent's) memories.
+writes only that scope's (that agent's) memories; and it may be limited to domains
+(``home``, ``infra``): it then sees and writes only memories in at least one of them.
 
 >>> created = engine.create_key("claude-code", scopes=["read", "write"])
 >>> created.secret            # shown once: "mk_..."
@@ -27,7 +28,7 @@ from datetime import datetime, timedelta
 from typing import Iterable, Literal
 
 from memoryd.errors import InvalidInput
-from memoryd.models import ApiKey, check_scope, utcnow
+from memoryd.models import ApiKey, check_domain_name, check_scope, utcnow
 
 KeyScope = Literal["read", "write", "admin"]
 SCOPE_ORDER: dict[str, int] = {"read": 0, "write": 1, "admin": 2}
@@ -71,12 +72,31 @@ def grants(scopes: Iterable[str], needed: str) -> bool:
     return any(SCOPE_ORDER.get(s, -1) >= level for s in scopes)
 
 
+def domain_list(domains: Iterable[str] | None) -> list[str] | None:
+    """Domain names a key is limited to: validated, de-duplicated and sorted (None: every
+    domain); an empty list is refused, since such a key could see nothing."""
+    if domains is None:
+        return None
+    names: list[str] = []
+    for raw in domains:
+        try:
+            name = check_domain_name(raw)
+        except (ValueError, AttributeError) as exc:
+            raise InvalidInput(f"domains: {exc}") from exc
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise InvalidInput("domains: name at least one domain (or none, for every domain)")
+    return sorted(names)
+
+
 def make_key(
     label: str,
     *,
     scopes: Iterable[str] = ("read", "write"),
     memory_scope: str | None = None,
     agent_id: str | None = None,
+    domains: Iterable[str] | None = None,
     now: datetime | None = None,
 ) -> CreatedKey:
     """A new key record and its secret (validated; not stored yet)."""
@@ -99,6 +119,7 @@ def make_key(
         scopes=normalise_scopes(scopes),
         memory_scope=memory_scope,
         agent_id=agent_id,
+        domains=domain_list(domains),
         created_at=now or utcnow(),
     )
     return CreatedKey(record, secret)

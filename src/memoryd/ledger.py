@@ -240,9 +240,9 @@ def key_change(key: Any, *, existed: bool, was_revoked: bool) -> PendingEntry:
         operation = "key.revoke"
     else:
         operation = "key.update"
-    record = json.dumps(
-        [key.id, key.label, key.prefix, key.key_hash, sorted(key.scopes), key.memory_scope,
-         key.agent_id, key.revoked_at.isoformat() if key.revoked_at else None],
-        ensure_ascii=False, separators=(",", ":"),
-    )
+    fields = [key.id, key.label, key.prefix, key.key_hash, sorted(key.scopes), key.memory_scope,
+              key.agent_id, key.revoked_at.isoformat() if key.revoked_at else None]
+    if getattr(key, "domains", None) is not None:  # keys limited to domains (older keys: as before)
+        fields.append(sorted(key.domains))
+    record = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
     return PendingEntry(operation, "", content_digest(record), actor="keys", key_label=key.label)

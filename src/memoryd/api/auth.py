@@ -22,7 +22,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memoryd.api.errors import send_error, status_of
-from memoryd.errors import MemorydError
+from memoryd.errors import InvalidInput, MemorydError
 from memoryd.keys import touch_due
 from memoryd.operations import CALLER_SCOPE_KEY, Caller
 
@@ -106,11 +106,12 @@ class AuthMiddleware:
             await send_error(send, 400, message, "bad_agent_id")
             return
         presented = _presented_key(headers)
+        domain = headers.get(b"x-memoryd-domain", b"").decode("latin-1").strip() or None
         try:
             if presented is not None:
-                caller = await self._verified(scope, presented, agent)
+                caller = await self._verified(scope, presented, agent, domain)
             elif self.allow_anonymous:
-                caller = Caller.anonymous(agent)
+                caller = Caller.anonymous(agent, domain)
             else:
                 message = (
                     "missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
@@ -120,6 +121,9 @@ class AuthMiddleware:
             if caller.bound_agent is None and agent is not None:
                 # Forbidden when that agent has a key of its own (off the loop: a store read).
                 await anyio.to_thread.run_sync(scope["app"].state.engine.labelled, agent)
+        except InvalidInput as exc:  # a malformed X-Memoryd-Domain
+            await send_error(send, 400, str(exc), "bad_domain")
+            return
         except MemorydError as exc:  # InvalidKey 401, Forbidden 403, StoreError 503
             status, code = status_of(exc)
             await send_error(send, status, str(exc), code)
@@ -127,10 +131,11 @@ class AuthMiddleware:
         scope[CALLER_SCOPE_KEY] = caller
         await self.app(scope, receive, send)
 
-    async def _verified(self, scope: Scope, presented: str, agent: str | None) -> Caller:
+    async def _verified(self, scope: Scope, presented: str, agent: str | None,
+                        domain: str | None = None) -> Caller:
         engine = scope["app"].state.engine
         key = await anyio.to_thread.run_sync(engine.verify_key, presented)
-        caller = Caller.from_key(key, agent)
+        caller = Caller.from_key(key, agent, domain)
         if touch_due(key):  # a write: off the event loop, at most once a minute
             await anyio.to_thread.run_sync(engine.touch_key, key)
         return caller

@@ -78,6 +78,17 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("GET", "/api/v1/keys", "keys_list", "keys"),
     Binding("POST", "/api/v1/keys", "keys_create", "keys", status=201),
     Binding("DELETE", "/api/v1/keys/{id}", "keys_revoke", "keys"),
+    # Domains: the fixed paths before /{id} (names like "proposals" are reserved).
+    Binding("GET", "/api/v1/domains", "domains_list", "domains"),
+    Binding("POST", "/api/v1/domains/discover", "domains_discover", "domains"),
+    Binding("POST", "/api/v1/domains/merge", "domains_merge", "domains"),
+    Binding("POST", "/api/v1/domains/threshold", "domains_threshold", "domains"),
+    Binding("GET", "/api/v1/domains/proposals", "domain_proposals", "domains"),
+    Binding("POST", "/api/v1/domains/proposals/{id}/accept", "domain_accept", "domains"),
+    Binding("POST", "/api/v1/domains/proposals/{id}/reject", "domain_reject", "domains"),
+    Binding("GET", "/api/v1/domains/{id}", "domain_show", "domains"),
+    Binding("PATCH", "/api/v1/domains/{id}", "domain_rename", "domains"),
+    Binding("POST", "/api/v1/domains/{id}/split", "domain_split", "domains"),
     Binding("GET", "/api/v1/ledger", "ledger", "maintenance"),
     Binding("GET", "/api/v1/ledger/verify", "ledger_verify", "maintenance"),
     # Task memory and smart waits.

@@ -35,7 +35,19 @@ def main_options(
 
 
 def _register() -> None:
-    from memoryd.cli import cognition, data, doctor, journal, keys, kg, ledger, mcp, memories, server
+    from memoryd.cli import (
+        cognition,
+        data,
+        doctor,
+        domains,
+        journal,
+        keys,
+        kg,
+        ledger,
+        mcp,
+        memories,
+        server,
+    )
     from memoryd.cli import migrate as migrate_cli
     from memoryd.cli import tasks as tasks_cli
     from memoryd.cli import waits as waits_cli
@@ -45,6 +57,7 @@ def _register() -> None:
     cognition.register(app)
     server.register(app)
     keys.register(app)
+    domains.register(app)
     mcp.register(app)
     migrate_cli.register(app)
     ledger.register(app)

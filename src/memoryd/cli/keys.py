@@ -25,11 +25,16 @@ def create(
         None, "--scope", help="Bind the key to one memory scope: 'user' or 'project:<name>'."
     ),
     agent: Optional[str] = typer.Option(None, "--agent", help="Bind the key to one agent id."),
+    domain: Optional[list[str]] = typer.Option(
+        None, "--domain", help="Limit the key to a domain (repeat, or comma-separate, for "
+        "several): it sees and writes only memories in them."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create a key and print it once (store it now: it cannot be shown again)."""
+    domains = [d for item in domain or [] for d in item.split(",") if d.strip()] or None
     with engine_from(ctx) as mem:
-        made = mem.create_key(label, scopes=scopes.split(","), memory_scope=scope, agent_id=agent)
+        made = mem.create_key(label, scopes=scopes.split(","), memory_scope=scope, agent_id=agent,
+                              domains=domains)
     if as_json:
         print_json(
             {
@@ -38,12 +43,14 @@ def create(
                 "scopes": made.key.scopes,
                 "memory_scope": made.key.memory_scope,
                 "agent_id": made.key.agent_id,
+                "domains": made.key.domains,
                 "key": made.secret,
             }
         )
         return
     typer.echo(made.secret)
-    binding = (f"; scope {scope}" if scope else "") + (f"; agent {agent}" if agent else "")
+    binding = (f"; scope {scope}" if scope else "") + (f"; agent {agent}" if agent else "") + (
+        f"; domains {','.join(made.key.domains)}" if made.key.domains else "")
     typer.echo(
         f"created key {made.key.id} ({made.key.label}; scopes {','.join(made.key.scopes)}"
         f"{binding}). It is shown only once: store it now.",
@@ -80,7 +87,8 @@ def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> 
     for column in ("id", "label", "prefix", "scopes", "bound to", "created", "last used", "status"):
         table.add_column(column)
     for k in records:
-        bound = ", ".join(x for x in (k.memory_scope, k.agent_id and f"agent:{k.agent_id}") if x)
+        bound = ", ".join(x for x in (k.memory_scope, k.agent_id and f"agent:{k.agent_id}",
+                                      k.domains and f"domains:{','.join(k.domains)}") if x)
         table.add_row(
             k.id,
             k.label,

@@ -22,19 +22,23 @@ class AdminMethods:
 
     # --- API keys --------------------------------------------------------
     def create_key(self, label: str, *, scopes: Iterable[str] = ("read", "write"),
-                   memory_scope: str | None = None,
-                   agent_id: str | None = None) -> key_format.CreatedKey:
-        """Make an API key; the secret is in the result and never shown again."""
+                   memory_scope: str | None = None, agent_id: str | None = None,
+                   domains: Iterable[str] | None = None) -> key_format.CreatedKey:
+        """Make an API key; the secret is in the result and never shown again. ``domains``
+        limits it to memories in those domains.
+
+        >>> mem.create_key("home-assistant", scopes=["read"], domains=["home"]).secret
+        """
         return keys.create_key(self._ctx, label, scopes=scopes, memory_scope=memory_scope,
-                               agent_id=agent_id)
+                               agent_id=agent_id, domains=domains)
 
     def register_key(self, label: str, secret: str, *, scopes: Iterable[str] = ("read", "write"),
-                     memory_scope: str | None = None,
-                     agent_id: str | None = None) -> tuple[ApiKey, bool]:
+                     memory_scope: str | None = None, agent_id: str | None = None,
+                     domains: Iterable[str] | None = None) -> tuple[ApiKey, bool]:
         """Store a key whose secret was made elsewhere (e.g. a deployment Secret), once; True
         if stored now."""
         return keys.register_key(self._ctx, label, secret, scopes=scopes,
-                                 memory_scope=memory_scope, agent_id=agent_id)
+                                 memory_scope=memory_scope, agent_id=agent_id, domains=domains)
 
     def verify_key(self, secret: str | None) -> ApiKey:
         """The active key for a presented secret; raises InvalidKey."""

@@ -124,7 +124,8 @@ def _known(ctx: EngineContext, session_key: str | None) -> set[str]:
 def _watermark_key(ctx: EngineContext, session_key: str) -> str:
     # Per binding: a session key chosen by a bound agent cannot move anyone else's mark.
     access = ctx.access
-    return f"capture:{access.scope or '*'}:{access.agent_id or '*'}:{session_key}"
+    domains = "" if access.domains is None else f"{','.join(sorted(access.domains))}:"
+    return f"capture:{access.scope or '*'}:{access.agent_id or '*'}:{domains}{session_key}"
 
 
 def _start(ctx: EngineContext, key: str, messages: list[Message]) -> int:

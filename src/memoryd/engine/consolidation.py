@@ -4,9 +4,10 @@ Consolidation never deletes. It (1) recomputes every memory's tier from its rete
 and last use, moving long-unused, low-retention memories to ``cold`` (archived: still
 searchable, looked at last); (2) merges near-duplicates among recent memories (the
 newer copy is superseded by the older one, which is reinforced); (3) links recent
-memories to their nearest neighbours; and (4) records a report. A dry run computes the
-same report and writes nothing. It runs on demand; a schedule exists but is off unless
-``MEMORYD_CONSOLIDATE_EVERY_MINUTES`` is set.
+memories to their nearest neighbours; (4) every ``domains_recluster_every``-th run
+re-clusters the domains and records proposals (never applied: see docs/domains.md); and
+(5) records a report. A dry run computes the same report and writes nothing. It runs on
+demand; a schedule exists but is off unless ``MEMORYD_CONSOLIDATE_EVERY_MINUTES`` is set.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Callable
 from memoryd.cognition import scheduling
 from memoryd.cognition.states import tier_for
 from memoryd.engine.context import EngineContext
+from memoryd.engine.domain_discovery import recluster
 from memoryd.engine.graph import similar_edges
 from memoryd.errors import InvalidInput, MaintenanceBusy
 from memoryd.models import ConsolidationReport, Edge, GcReport, Memory
@@ -26,6 +28,7 @@ from memoryd.store.base import Actor
 RECENT_DAYS = 7
 RECENT_MAX = 2000
 DUPLICATE_SIMILARITY = 0.95
+RUNS_KEY = "domains:consolidations"
 _ACTOR = Actor("consolidation")
 
 
@@ -70,12 +73,28 @@ def _consolidate(ctx: EngineContext, *, dry_run: bool) -> ConsolidationReport:
     report.merged = _merge_duplicates(ctx, recent, dry_run)
     merged_away = {mid for group in report.merged for mid in group[1:]}
     report.new_edges = _connect(ctx, [m for m in recent if m.id not in merged_away], dry_run)
+    if not dry_run:
+        report.domain_proposals = _recluster_due(ctx)
     report.finished_at = ctx.clock()
     if not dry_run:
         report.report_id = ctx.store.save_report(
             "consolidation", report.model_dump(mode="json"), report.finished_at
         )
     return report
+
+
+def _recluster_due(ctx: EngineContext) -> list[str]:
+    """Re-cluster the domains on every Nth run (counted in the ``domains:consolidations``
+    watermark); the ids of the proposals recorded."""
+    every = ctx.settings.domains_recluster_every
+    runs = ctx.store.get_watermark(RUNS_KEY) + 1
+    ctx.store.set_watermark(RUNS_KEY, runs)
+    if every == 0 or runs % every or not ctx.store.list_domains():
+        return []
+    try:
+        return [p.id for p in recluster(ctx)]
+    except MaintenanceBusy:
+        return []  # the domains are being changed right now; the next Nth run re-clusters
 
 
 def _merge_duplicates(ctx: EngineContext, recent: list[Memory], dry_run: bool) -> list[list[str]]:

@@ -4,9 +4,10 @@ and who is acting with which view of the memories.
 :class:`EngineContext` is small and frozen; procedures in this package take it instead of
 the whole :class:`~memoryd.engine.Engine`, so they never call back into the facade.
 
-:class:`Access` is the one place where a caller bound to a memory scope or an agent is kept
-inside its own memories: every read narrows its filters with :meth:`Access.narrow`, every
-lookup by id passes :meth:`Access.allows`, every new memory is stamped by :meth:`Access.stamp`.
+:class:`Access` is the one place where a caller bound to a memory scope, an agent or some
+domains is kept inside its own memories: every read narrows its filters with
+:meth:`Access.narrow`, every lookup by id passes :meth:`Access.allows`, every new memory is
+stamped by :meth:`Access.stamp` and, once classified, checked by :meth:`Access.check_lands`.
 """
 
 from __future__ import annotations
@@ -33,28 +34,32 @@ Clock = Callable[[], datetime]
 class Access:
     """Which memories the acting caller may see and change.
 
-    ``scope`` and ``agent_id`` are bindings (of an API key): when set, the caller sees and
-    writes only memories with that scope / agent. ``Access()`` sees everything.
+    ``scope``, ``agent_id`` and ``domains`` are bindings (of an API key): when set, the caller
+    sees and writes only memories with that scope / agent / at least one of those domains.
+    ``default_domains`` is not a binding but a preference (``X-Memoryd-Domain``): searches
+    and lists that name no domain look only there. ``Access()`` sees everything.
     """
 
     scope: str | None = None
     agent_id: str | None = None
+    domains: frozenset[str] | None = None
+    default_domains: tuple[str, ...] | None = None
 
     @property
     def restricted(self) -> bool:
-        """Whether the caller is limited to one memory scope or agent."""
-        return self.scope is not None or self.agent_id is not None
+        """Whether the caller is limited to one memory scope or agent, or to some domains."""
+        return self.scope is not None or self.agent_id is not None or self.domains is not None
 
     def allows(self, memory: Memory) -> bool:
         """Whether the caller may see (and, with write rights, change) ``memory``."""
         return (self.scope is None or memory.scope == self.scope) and (
             self.agent_id is None or memory.agent_id == self.agent_id
-        )
+        ) and (self.domains is None or not self.domains.isdisjoint(memory.domains))
 
     def narrow(self, filters: SearchFilters) -> SearchFilters:
-        """``filters`` limited to the caller's bindings; asking for another scope/agent is
-        Forbidden."""
-        update: dict[str, str] = {}
+        """``filters`` limited to the caller's bindings; asking for another scope, agent or
+        domain is Forbidden."""
+        update: dict[str, object] = {}
         for name, bound in (("scope", self.scope), ("agent_id", self.agent_id)):
             if bound is None:
                 continue
@@ -62,7 +67,27 @@ class Access:
             if asked not in (None, bound):
                 raise Forbidden(f"this key is limited to {name} {bound!r}")
             update[name] = bound
+        if self.domains is not None:
+            asked_domains = filters.domains
+            outside = sorted(set(asked_domains or ()) - self.domains)
+            if outside:
+                raise Forbidden(f"this key is limited to domains {', '.join(sorted(self.domains))}"
+                                f"; {', '.join(outside)} is outside them")
+            update["domains"] = list(asked_domains or sorted(self.domains))
         return filters.model_copy(update=update) if update else filters
+
+    def with_default(self, filters: SearchFilters) -> SearchFilters:
+        """``filters`` looking in the default domains when they name none (then narrowed)."""
+        if self.default_domains and filters.domains is None:
+            filters = filters.model_copy(update={"domains": list(self.default_domains)})
+        return self.narrow(filters)
+
+    def check_lands(self, memory: Memory) -> None:
+        """Forbidden when a classified memory would fall outside the caller's domains."""
+        if self.domains is not None and self.domains.isdisjoint(memory.domains):
+            where = ", ".join(memory.domains) or "no domain"
+            raise Forbidden(f"this key may only write memories in domains "
+                            f"{', '.join(sorted(self.domains))}; this one belongs to {where}")
 
     def stamp(self, new: NewMemory, actor: Actor) -> NewMemory:
         """A new memory with the caller's bound scope and agent (or the acting agent) on it."""
@@ -80,9 +105,10 @@ class Access:
         return new.model_copy(update=update) if update else new
 
     def require_unrestricted(self, what: str) -> None:
-        """Forbidden for a bound caller: ``what`` spans every scope and agent."""
+        """Forbidden for a bound caller: ``what`` spans every scope, agent and domain."""
         if self.restricted:
-            raise Forbidden(f"{what} covers every scope and agent; a bound key cannot use it")
+            raise Forbidden(f"{what} covers every scope, agent and domain; a bound key cannot "
+                            "use it")
 
 
 @dataclass(frozen=True)

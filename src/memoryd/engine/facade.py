@@ -37,6 +37,9 @@ from memoryd.engine.admin import AdminMethods
 from memoryd.engine.context import Access, Clock, EngineContext
 from memoryd.engine.facade_work import WorkMethods
 from memoryd.engine.kg_facade import KnowledgeGraphs
+from memoryd.engine.domain_auto import AutoDiscovery
+from memoryd.engine.domain_discovery import discover as discover_domains
+from memoryd.engine.domain_methods import DomainMethods
 from memoryd.engine.search import SearchMode, SearchOptions, run_search
 from memoryd.engine.waits import WaitService
 from memoryd.errors import (
@@ -65,7 +68,7 @@ from memoryd.models import (
 from memoryd.store.base import Actor, ListOrder, Store
 
 
-class Engine(AdminMethods, WorkMethods):
+class Engine(AdminMethods, WorkMethods, DomainMethods):
     """A memory: a store plus an embedder plus the settings that tune them.
 
     Use :func:`memoryd.open` to make one. Usable as a context manager.
@@ -90,11 +93,17 @@ class Engine(AdminMethods, WorkMethods):
         self._chat: ChatClient | None = client_from_settings(settings)
         maintenance.check_model(self._ctx, allow_model_mismatch)
         self._waits = WaitService(self._ctx)
+        system = self._ctx.acting(Actor("domains"))
+        self._auto = AutoDiscovery(
+            enabled=settings.domains_auto, min_memories=settings.domains_min_memories,
+            count=store.count, has_domains=lambda: bool(store.list_domains()),
+            discover=lambda: discover_domains(system))
 
     @classmethod
-    def _bound(cls, ctx: EngineContext, chat: ChatClient | None, waits: WaitService) -> Engine:
+    def _bound(cls, ctx: EngineContext, chat: ChatClient | None, waits: WaitService,
+               auto: AutoDiscovery) -> Engine:
         engine = cls.__new__(cls)
-        engine._ctx, engine._chat, engine._waits = ctx, chat, waits
+        engine._ctx, engine._chat, engine._waits, engine._auto = ctx, chat, waits, auto
         return engine
 
     def acting_as(self, actor: Actor | None = None, access: Access | None = None) -> Engine:
@@ -103,7 +112,7 @@ class Engine(AdminMethods, WorkMethods):
 
         >>> bot = mem.acting_as(Actor("key:bot", agent_id="bot-1"), Access(agent_id="bot-1"))
         """
-        return Engine._bound(self._ctx.acting(actor, access), self._chat, self._waits)
+        return Engine._bound(self._ctx.acting(actor, access), self._chat, self._waits, self._auto)
 
     def labelled(self, agent_id: str | None) -> Engine:
         """This engine writing new memories as ``agent_id`` (a label; it widens no reads).
@@ -159,9 +168,15 @@ class Engine(AdminMethods, WorkMethods):
 
     # --- lifecycle -------------------------------------------------------
     def close(self) -> None:
-        """Stop the waits this process runs, then close the store (saving index caches)."""
+        """Stop the waits this process runs and wait for a running domain discovery, then
+        close the store (saving index caches)."""
         self._waits.close()
+        self._auto.join()
         self._ctx.store.close()
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait for background work that writes started (the first domain discovery)."""
+        self._auto.join(timeout)
 
     def __enter__(self) -> Engine:
         return self
@@ -182,8 +197,10 @@ class Engine(AdminMethods, WorkMethods):
                  allow_secrets: bool = False) -> list[Memory]:
         """Store many memories, embedding them in batches; each batch is one transaction.
         A bad item fails the whole call with nothing stored."""
-        return writes.add_many(self._ctx, items, batch_size=batch_size, progress=progress,
-                               allow_secrets=allow_secrets)
+        stored = writes.add_many(self._ctx, items, batch_size=batch_size, progress=progress,
+                                 allow_secrets=allow_secrets)
+        self._auto.after_writes(len(stored))
+        return stored
 
     def ingest(self, content: str, *, force_create: bool = False, allow_secrets: bool = False,
                **fields: Any) -> IngestResult:
@@ -197,8 +214,10 @@ class Engine(AdminMethods, WorkMethods):
     def ingest_many(self, items: list[NewMemory | Mapping[str, Any]], *,
                     force_create: bool = False, allow_secrets: bool = False) -> list[IngestResult]:
         """Smart ingest of up to 50 items, in order."""
-        return ingest.ingest_many(self._ctx, items, force_create=force_create,
-                                  allow_secrets=allow_secrets)
+        results = ingest.ingest_many(self._ctx, items, force_create=force_create,
+                                     allow_secrets=allow_secrets)
+        self._auto.after_writes(sum(r.decision in ("create", "supersede") for r in results))
+        return results
 
     def update(self, memory_id: str, *, allow_secrets: bool = False, **changes: Any) -> Memory:
         """Change fields of a memory; new content is re-embedded. Returns the new version."""
@@ -219,8 +238,11 @@ class Engine(AdminMethods, WorkMethods):
                      progress: Callable[[int], None] | None = None) -> transfer.ImportReport:
         """Import a JSONL file of memories (all validated before any is written)."""
         actor = replace(self._ctx.actor, name="import")
-        return transfer.import_jsonl(self._ctx.acting(actor), Path(path), skip_errors=skip_errors,
-                                     batch_size=batch_size, progress=progress)
+        report = transfer.import_jsonl(self._ctx.acting(actor), Path(path),
+                                       skip_errors=skip_errors, batch_size=batch_size,
+                                       progress=progress)
+        self._auto.after_writes(report.imported)
+        return report
 
     # --- reads -----------------------------------------------------------
     def get(self, memory_id: str) -> Memory:
@@ -239,14 +261,14 @@ class Engine(AdminMethods, WorkMethods):
             raise InvalidInput("limit must be between 1 and 1000")
         if not isinstance(offset, int) or offset < 0:
             raise InvalidInput("offset must not be negative")
-        parsed = self._ctx.access.narrow(parse_filters(filters, **filter_kwargs))
+        parsed = self._reading(parse_filters(filters, **filter_kwargs))
         return self._ctx.store.list(parsed, now=self.clock(), limit=limit, offset=offset,
                                     order=order)
 
     def count(self, filters: SearchFilters | Mapping[str, Any] | None = None,
               **filter_kwargs: Any) -> int:
         """How many memories match the filters (among those this engine may see)."""
-        parsed = self._ctx.access.narrow(parse_filters(filters, **filter_kwargs))
+        parsed = self._reading(parse_filters(filters, **filter_kwargs))
         return self._ctx.store.count(parsed, now=self.clock())
 
     def history(self, memory_id: str) -> list[HistoryEntry]:
@@ -286,9 +308,10 @@ class Engine(AdminMethods, WorkMethods):
         ``hits[i].score`` is in [0, 1]; ``fused_score`` is the RRF part (1 = first in every
         list) and ``keyword_rank``/``semantic_similarity`` show where it came from. Filters:
         timeframe, since, until, node_types, categories, tags, tags_mode, scope, agent_id,
-        session_id, tiers, include_superseded. ``cognitive`` and ``associations`` default to
-        the settings; ``record_access`` strengthens the returned memories a little, at most
-        once per ``session_key``. ``query_vector`` skips embedding the query.
+        session_id, tiers, domains (any of), include_superseded. ``cognitive`` and
+        ``associations`` default to the settings; ``record_access`` strengthens the returned
+        memories a little, at most once per ``session_key``. ``query_vector`` skips embedding
+        the query.
         """
         check_query(query, limit, mode)
         s = self.settings
@@ -301,8 +324,8 @@ class Engine(AdminMethods, WorkMethods):
             associations=s.activation if associations is None else associations,
             record_access=record_access, session_key=session_key,
         )
-        return run_search(self._ctx, query, parse_filters(filters, **filter_kwargs), options,
-                          query_vector)
+        return run_search(self._ctx, query, self._reading(parse_filters(filters, **filter_kwargs)),
+                          options, query_vector)
 
     def recall(self, text: str, filters: SearchFilters | Mapping[str, Any] | None = None, *,
                token_budget: int | None = None, max_items: int | None = None,
@@ -310,7 +333,8 @@ class Engine(AdminMethods, WorkMethods):
         """The memories relevant to a prompt, formatted as a ``<system_memory>`` block."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("give a prompt or a query")
-        return recall.recall(self._ctx, text, parse_filters(filters), token_budget=token_budget,
+        return recall.recall(self._ctx, text, self._reading(parse_filters(filters)),
+                             token_budget=token_budget,
                              max_items=max_items, min_similarity=min_similarity,
                              session_key=session_key)
 
@@ -424,9 +448,13 @@ class Engine(AdminMethods, WorkMethods):
     def capture(self, messages: list[Message], session_key: str, *,
                 scope: str | None = None) -> capture.CaptureResult:
         """Store what a finished turn taught (only messages after the session's watermark)."""
-        return capture.capture(self._ctx, messages, session_key, scope, self._chat)
+        result = capture.capture(self._ctx, messages, session_key, scope, self._chat)
+        self._auto.after_writes(len(result.stored))
+        return result
 
     def flush(self, messages: list[Message], session_key: str | None = None, *,
               scope: str | None = None) -> capture.CaptureResult:
         """Store what messages about to be compacted taught."""
-        return capture.flush(self._ctx, messages, session_key, scope, self._chat)
+        result = capture.flush(self._ctx, messages, session_key, scope, self._chat)
+        self._auto.after_writes(len(result.stored))
+        return result

@@ -12,7 +12,8 @@ reinforces, updates, supersedes or merges a memory outside its own. :func:`gatin
              ``valid_until`` and ``superseded_by`` and leaves default search results;
 * MERGE      several near-duplicates: folded into the closest one, the others superseded.
 
-Each decision is written in one transaction. ``force_create`` skips the gate.
+Each decision is written in one transaction; new and changed memories are classified into
+domains in it. ``force_create`` skips the gate.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from memoryd.cognition import gating, scheduling
 from memoryd.cognition.importance import importance_score
 from memoryd.engine.checks import build, new_memory
 from memoryd.engine.context import EngineContext
+from memoryd.engine.domain_assign import (
+    check_lands,
+    classify_changed,
+    classify_new,
+    save_assignment,
+)
 from memoryd.engine.graph import session_edges
 from memoryd.errors import InvalidInput
 from memoryd.models import Edge, IngestResult, Memory, NewMemory
@@ -51,6 +58,7 @@ def ingest_many(
                 ("importance" in item.model_fields_set) for item in items]
     news = [new_memory(ctx, item, allow_secrets) for item in items]
     vectors = ctx.embedder.embed([n.embed_text or n.content for n in news])
+    check_lands(ctx, vectors)  # a caller limited to domains: refused before anything is written
     return [
         _ingest_one(ctx, new, vector, force_create, has_importance)
         for new, vector, has_importance in zip(news, vectors, explicit)
@@ -118,6 +126,7 @@ def _create(ctx: EngineContext, new: NewMemory, vector: np.ndarray,
             skip: set[str] | None = None) -> Memory:
     memory = build(ctx, new, now)
     with ctx.store.transaction():
+        (memory,) = classify_new(ctx, [memory], vector[None, :])
         (memory,) = ctx.store.insert([memory], vector[None, :], ctx.actor)
         ctx.store.upsert_edges(_neighbour_edges(ctx, memory, candidates, skip or set())
                                + session_edges(ctx, [memory]))
@@ -142,12 +151,14 @@ def _update(ctx: EngineContext, target: Memory, new: NewMemory, similarity: floa
         "tags": list(dict.fromkeys([*target.tags, *new.tags])),
         "importance": max(target.importance, new.importance),
     }
+    classified = classify_changed(ctx, target.model_copy(update=changes), vector)
     with ctx.store.transaction():
         memory = ctx.store.update(
             target.id, changes, ctx.actor, vector=vector, operation="update",
             details={"previous_content": target.content, "added": new.content,
                      "similarity": similarity},
         )
+        save_assignment(ctx, classified)
         ctx.store.update_states({target.id: scheduling.promote(target.state, now)})
     return ctx.get(memory.id)
 
@@ -173,16 +184,20 @@ def _merge(ctx: EngineContext, targets: list[Memory], new: NewMemory,
         content = gating.merge_contents(content, other.content, now)
     content = gating.merge_contents(content, new.content, now)
     vector = ctx.embedder.embed([content])[0]
+    changes = {
+        "content": content, "updated_at": now,
+        "tags": list(dict.fromkeys([*keeper.tags, *new.tags,
+                                    *(t for o in others for t in o.tags)])),
+        "importance": max([keeper.importance, new.importance, *(o.importance for o in others)]),
+    }
+    classified = classify_changed(ctx, keeper.model_copy(update=changes), vector)
     with ctx.store.transaction():
         ctx.store.update(
-            keeper.id,
-            {"content": content, "updated_at": now,
-             "tags": list(dict.fromkeys([*keeper.tags, *new.tags, *(t for o in others for t in o.tags)])),
-             "importance": max([keeper.importance, new.importance, *(o.importance for o in others)])},
-            ctx.actor, vector=vector, operation="merge",
+            keeper.id, changes, ctx.actor, vector=vector, operation="merge",
             details={"previous_content": keeper.content, "merged": [o.id for o in others],
                      "added": new.content},
         )
+        save_assignment(ctx, classified)
         for other in others:
             ctx.store.update(other.id, {"valid_until": now, "superseded_by": keeper.id},
                              ctx.actor, operation="merge", details={"into": keeper.id})

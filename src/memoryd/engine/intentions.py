@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memoryd.cognition.globs import glob_match
 from memoryd.engine.checks import screen, screen_fields
 from memoryd.engine.context import EngineContext
-from memoryd.errors import InvalidInput, validation_message
+from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.models import Intention, IntentionTrigger, Priority
 
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
@@ -43,6 +43,9 @@ def set_intention(
     deadline: datetime | None = None,
 ) -> Intention:
     """Record an intention; a time trigger with ``in_minutes`` becomes an absolute due time."""
+    if ctx.access.domains is not None:
+        raise Forbidden("intentions belong to no domain; a key limited to domains cannot set "
+                        "them")
     if not isinstance(description, str) or not description.strip():
         raise InvalidInput("description is empty")
     description = screen(ctx, description, False, "description")
@@ -78,6 +81,8 @@ def set_intention(
 
 def _mine(ctx: EngineContext, intentions: list[Intention]) -> list[Intention]:
     access = ctx.access
+    if access.domains is not None:  # intentions belong to no domain: a domain key sees none
+        return []
     return [i for i in intentions
             if (access.scope is None or i.scope == access.scope)
             and (access.agent_id is None or i.agent_id == access.agent_id)]

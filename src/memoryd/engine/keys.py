@@ -16,18 +16,33 @@ from memoryd.models import ApiKey
 
 
 def create_key(ctx: EngineContext, label: str, *, scopes: Iterable[str] = ("read", "write"),
-               memory_scope: str | None = None, agent_id: str | None = None) -> keys.CreatedKey:
-    """Make a key, store its hash, and return it with the secret (shown once)."""
+               memory_scope: str | None = None, agent_id: str | None = None,
+               domains: Iterable[str] | None = None) -> keys.CreatedKey:
+    """Make a key, store its hash, and return it with the secret (shown once). ``domains``
+    limits it to memories in those (existing) domains."""
     ctx.access.require_unrestricted("key management")
     made = keys.make_key(label, scopes=scopes, memory_scope=memory_scope, agent_id=agent_id,
-                         now=ctx.clock())
+                         domains=domains, now=ctx.clock())
+    _check_domains(ctx, made.key.domains)
     ctx.store.save_key(made.key)
     return made
 
 
+def _check_domains(ctx: EngineContext, names: list[str] | None) -> None:
+    """InvalidInput naming the domains that do not exist (a typo would make a useless key)."""
+    if names is None:
+        return
+    known = {d.name for d in ctx.store.list_domains()}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        listed = ", ".join(sorted(known)) or "none yet: run `memoryd domains discover`"
+        raise InvalidInput(f"no domain named {', '.join(unknown)}; domains: {listed}")
+
+
 def register_key(ctx: EngineContext, label: str, secret: str, *,
                  scopes: Iterable[str] = ("read", "write"), memory_scope: str | None = None,
-                 agent_id: str | None = None) -> tuple[ApiKey, bool]:
+                 agent_id: str | None = None,
+                 domains: Iterable[str] | None = None) -> tuple[ApiKey, bool]:
     """Store a key whose secret was made elsewhere (a deployment's Secret), once.
 
     Returns the key and whether it was stored now; a secret already known (even revoked, which
@@ -42,7 +57,8 @@ def register_key(ctx: EngineContext, label: str, secret: str, *,
     if known is not None:
         return known, False
     made = keys.make_key(label, scopes=scopes, memory_scope=memory_scope, agent_id=agent_id,
-                         now=ctx.clock())
+                         domains=domains, now=ctx.clock())
+    _check_domains(ctx, made.key.domains)
     record = made.key.model_copy(update={"key_hash": digest,
                                          "prefix": secret[: len(keys.KEY_PREFIX) + 6]})
     ctx.store.save_key(record)

@@ -7,7 +7,7 @@ directory name can keep apart: write another scope into a new file), else after 
 path component (as the transcript importers do). A bare name finds the file the store last
 mirrored for that project, if its directory still exists.
 A caller bound to one scope gets that scope when it names none, and Forbidden when it
-names another.
+names another; a caller limited to domains gets Forbidden.
 """
 
 from __future__ import annotations
@@ -81,9 +81,17 @@ def _checked(ctx: EngineContext, target: Target) -> Target:
     return target
 
 
+def _require_all_domains(ctx: EngineContext) -> None:
+    # Graph nodes are not classified into domains, so a key limited to domains could only
+    # ever write nodes outside them: the graphs are closed to it.
+    if ctx.access.domains is not None:
+        raise Forbidden("the knowledge graphs are not available to a key limited to domains")
+
+
 def read_targets(ctx: EngineContext, project: str | None, include_user: bool = True) -> list[Target]:
     """The graphs a read covers: the user graph (unless the caller is bound to a project)
     and the project's graph (the caller's bound project when none is named)."""
+    _require_all_domains(ctx)
     bound = ctx.access.scope
     out = []
     if include_user and bound in (None, USER):
@@ -99,6 +107,7 @@ def write_target(ctx: EngineContext, project: str | None,
                  graph: Literal["user", "project"] | None) -> Target:
     """The one graph a write changes: ``graph`` names it (default: the project's when a
     project is given or bound, else the user graph)."""
+    _require_all_domains(ctx)
     bound = ctx.access.scope
     if graph == USER:
         return _checked(ctx, Target(USER))

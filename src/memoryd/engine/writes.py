@@ -9,6 +9,12 @@ from pydantic import ValidationError
 from memoryd.cognition import injection
 from memoryd.engine.checks import build, check_content, new_memory, screen_fields
 from memoryd.engine.context import EngineContext
+from memoryd.engine.domain_assign import (
+    check_lands,
+    classify_changed,
+    classify_new,
+    save_assignment,
+)
 from memoryd.engine.graph import session_edges
 from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.models import Memory, MemoryPatch, NewMemory, SearchHit
@@ -26,24 +32,37 @@ def add_many(
     """Store memories as given, embedding them in batches; each batch is one transaction.
 
     Every item is validated (and screened for secrets) before anything is written, so a bad
-    item fails the whole call with nothing stored. Consecutive memories of one session are
-    linked by ``follows`` edges.
+    item fails the whole call with nothing stored; for a caller limited to some domains, so
+    does an item that would land outside them. New memories are classified into domains.
+    Consecutive memories of one session are linked by ``follows`` edges.
     """
     news = [new_memory(ctx, item, allow_secrets) for item in items]
     batch = batch_size or ctx.settings.embed_batch_size * 4
+    embedded: dict[int, Any] = {}
+    if ctx.access.domains is not None:  # refuse before the first batch is written
+        for start in range(0, len(news), batch):
+            embedded[start] = _embed(ctx, news[start : start + batch])
+            check_lands(ctx, embedded[start])
     out: list[Memory] = []
     for start in range(0, len(news), batch):
         chunk = news[start : start + batch]
         now = ctx.clock()
-        vectors = ctx.embedder.embed([n.embed_text or n.content for n in chunk])
+        vectors = embedded.pop(start, None)
+        if vectors is None:
+            vectors = _embed(ctx, chunk)
         memories = [build(ctx, n, now) for n in chunk]
         with ctx.store.transaction():
+            memories = classify_new(ctx, memories, vectors)
             stored = ctx.store.insert(memories, vectors, ctx.actor)
             ctx.store.upsert_edges(session_edges(ctx, stored))
         out.extend(stored)
         if progress:
             progress(len(chunk))
     return out
+
+
+def _embed(ctx: EngineContext, news: list[NewMemory]) -> Any:
+    return ctx.embedder.embed([n.embed_text or n.content for n in news])
 
 
 def update(ctx: EngineContext, memory_id: str, changes: Mapping[str, Any],
@@ -79,7 +98,14 @@ def update(ctx: EngineContext, memory_id: str, changes: Mapping[str, Any],
         if metadata != current.metadata:
             data["metadata"] = metadata
     data["updated_at"] = ctx.clock()
-    return ctx.store.update(memory_id, data, ctx.actor, vector=vector)
+    if vector is None:
+        return ctx.store.update(memory_id, data, ctx.actor)
+    changed = classify_changed(ctx, current.model_copy(update=data), vector)
+    with ctx.store.transaction():
+        updated = ctx.store.update(memory_id, data, ctx.actor, vector=vector)
+        save_assignment(ctx, changed)
+    return updated.model_copy(update={"domains": changed.domains,
+                                      "domain_scores": changed.domain_scores})
 
 
 def delete(ctx: EngineContext, memory_id: str) -> None:

@@ -1,12 +1,20 @@
 """memoryd's data models, one per concept: the building blocks (``fields``), a memory
 (``memory``), search (``search``), links (``graph``), intentions (``intentions``), tasks
-(``tasks``), smart waits (``waits``) and reports (``reports``). Input models of the operations
-derive from these (``derive.pick``).
+(``tasks``), smart waits (``waits``), domains (``domains``) and reports (``reports``). Input
+models of the operations derive from these (``derive.pick``).
 """
 
+from memoryd.models.domains import (
+    Domain,
+    DomainProposal,
+    DomainsReport,
+    ProposalKind,
+    ProposalStatus,
+)
 from memoryd.models.fields import (
     NODE_TYPES,
     TIMEFRAMES,
+    DomainName,
     Importance,
     Metadata,
     NodeType,
@@ -18,6 +26,7 @@ from memoryd.models.fields import (
     Timeframe,
     UTCDateTime,
     as_utc,
+    check_domain_name,
     check_json,
     check_scope,
     utcnow,
@@ -68,13 +77,15 @@ from memoryd.models.waits import WAIT_STATES, WaitInfo, WaitState
 
 __all__ = [
     "EDGE_TYPES", "FILTER_NAMES", "MESSAGE_KINDS", "NODE_TYPES", "TASK_STATUSES", "TIMEFRAMES",
-    "WAIT_STATES", "ApiKey", "CodebaseContext", "ConsolidationReport", "Edge", "EdgeType",
-    "GcReport", "GraphFileState", "HistoryEntry", "Importance", "IngestDecision", "IngestResult", "Intention",
-    "IntentionStatus", "IntentionTrigger", "KeywordHit", "Memory", "MemoryFields", "MemoryPatch",
-    "MemoryStateReport", "MessageKind", "MessageRole", "Metadata", "Neighbour", "Neighbourhood",
-    "NewMemory", "NodeType", "PlanStep", "Priority", "RestoredMemory", "SchedulingState",
-    "Scope", "SearchFilters", "SearchHit", "Severity", "StoreStats", "Strict", "Tags", "Task",
-    "TaskFields", "TaskMessage", "TaskOutcome", "TaskReport", "TaskStatus", "Tier", "Timeframe",
-    "UTCDateTime", "VectorHit", "WaitInfo", "WaitState", "as_utc", "check_json", "check_scope",
-    "utcnow",
+    "WAIT_STATES", "ApiKey", "CodebaseContext", "ConsolidationReport", "Domain", "DomainName",
+    "DomainProposal", "DomainsReport", "Edge", "EdgeType", "GcReport", "GraphFileState",
+    "HistoryEntry", "Importance", "IngestDecision", "IngestResult", "Intention",
+    "IntentionStatus", "IntentionTrigger", "KeywordHit", "Memory", "MemoryFields",
+    "MemoryPatch", "MemoryStateReport", "MessageKind", "MessageRole", "Metadata", "Neighbour",
+    "Neighbourhood", "NewMemory", "NodeType", "PlanStep", "Priority", "ProposalKind",
+    "ProposalStatus", "RestoredMemory", "SchedulingState", "Scope", "SearchFilters",
+    "SearchHit", "Severity", "StoreStats", "Strict", "Tags", "Task", "TaskFields",
+    "TaskMessage", "TaskOutcome", "TaskReport", "TaskStatus", "Tier", "Timeframe",
+    "UTCDateTime", "VectorHit", "WaitInfo", "WaitState", "as_utc", "check_domain_name",
+    "check_json", "check_scope", "utcnow",
 ]

@@ -32,6 +32,9 @@ TIMEFRAMES: dict[str, timedelta | None] = {
 assert tuple(TIMEFRAMES) == get_args(Timeframe)
 
 _SCOPE_RE = re.compile(r"^(user|project:[A-Za-z0-9_.\-/]{1,128})$")
+_DOMAIN_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
+#: Names a domain may not take: words of the REST paths under /api/v1/domains.
+RESERVED_DOMAIN_NAMES = frozenset({"proposals", "merge", "discover", "threshold"})
 TAG_MAX_CHARS = 64
 JSON_MAX_DEPTH = 10
 JSON_MAX_BYTES = 64 * 1024
@@ -68,6 +71,18 @@ def check_scope(value: str) -> str:
     if not _SCOPE_RE.match(value):
         raise ValueError("scope must be 'user' or 'project:<name>'")
     return value
+
+
+def check_domain_name(value: str) -> str:
+    """A domain name: 1-64 lowercase letters, digits, ``-`` and ``_``, starting and ending with
+    a letter or digit (``home``, ``infra``, ``rust-cargo``); upper case is folded."""
+    name = value.strip().lower()
+    if not _DOMAIN_RE.match(name):
+        raise ValueError(f"domain name {value[:70]!r} must be 1-64 lowercase letters, digits, "
+                         "'-' or '_', starting and ending with a letter or digit")
+    if name in RESERVED_DOMAIN_NAMES:
+        raise ValueError(f"{name!r} is reserved; choose another domain name")
+    return name
 
 
 def clean_tags(tags: list[str]) -> list[str]:
@@ -118,6 +133,9 @@ Tags = Annotated[list[str], AfterValidator(clean_tags), Field(
     max_length=64, description="Labels (each at most 64 characters).")]
 Metadata = Annotated[dict[str, Any], AfterValidator(check_json), Field(
     description="Free-form JSON object (at most 10 levels deep, 64 KiB).")]
+DomainName = Annotated[str, AfterValidator(check_domain_name), Field(
+    description="A domain's name, e.g. 'home' or 'infra'.")]
+DomainNames = Annotated[list[DomainName], Field(min_length=1, max_length=64)]
 Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0..1; how much it matters.")]
 Summary = Annotated[str, Field(max_length=2000, description="A one-line summary.")]
 Category = Annotated[str, Field(max_length=128, description="A category, e.g. 'error'.")]

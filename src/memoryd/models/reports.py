@@ -37,6 +37,7 @@ class ApiKey(BaseModel):
     scopes: list[Literal["read", "write", "admin"]]
     memory_scope: str | None = None
     agent_id: str | None = None
+    domains: list[str] | None = None  # the domains it is limited to; None = every domain
     created_at: datetime
     last_used: datetime | None = None
     revoked_at: datetime | None = None
@@ -53,6 +54,8 @@ class ConsolidationReport(BaseModel):
     archived: list[str] = Field(default_factory=list)
     merged: list[list[str]] = Field(default_factory=list)
     new_edges: int = 0
+    domain_proposals: list[str] = Field(default_factory=list, description="Proposals this run's "
+                                        "re-clustering recorded (every Nth run; never applied).")
     report_id: int | None = None
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from memoryd.models.fields import (
     TIMEFRAMES,
     Category,
+    DomainNames,
     Label,
     NodeType,
     Scope,
@@ -41,6 +42,8 @@ class SearchFilters(BaseModel):
     agent_id: Label | None = Field(None, description="Only memories stored by this agent.")
     session_id: Label | None = Field(None, description="Only memories of this session.")
     tiers: list[Tier] | None = Field(None, description="Only these tiers (hot, warm, cold).")
+    domains: DomainNames | None = Field(None, description="Only memories in any of these "
+                                        "domains.")
     include_superseded: bool = Field(False, description="Also memories that were superseded "
                                      "or expired.")
     as_of: UTCDateTime | None = Field(None, description="Time travel: only memories recorded by "

@@ -1,8 +1,8 @@
 """Every operation an agent or program can call, defined once (see ``registry``).
 
 Importing this package registers all of them: search, memories, knowledge (codebase,
-intentions, graph), the knowledge graphs (kg_*), admin, the agent hooks (recall, capture,
-flush, session_warm), task memory and smart waits.
+intentions, graph), the knowledge graphs (kg_*), domains, admin, the agent hooks (recall,
+capture, flush, session_warm), task memory and smart waits.
 
 >>> out = invoke(engine, "search", {"query": "typescript", "limit": 5}, Caller.local())
 >>> out.results[0].content
@@ -27,6 +27,7 @@ from memoryd.operations.registry import (
 from memoryd.operations import (  # noqa: F401
     admin,
     compat,
+    domains,
     gateway,
     graph,
     knowledge,

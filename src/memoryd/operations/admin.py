@@ -11,6 +11,7 @@ from memoryd import __version__
 from memoryd.errors import MemorydError
 from memoryd.ledger import BrokenLink, LedgerEntry
 from memoryd.models import ApiKey, ConsolidationReport, GcReport
+from memoryd.models.fields import DomainNames
 from memoryd.operations.registry import Caller, NoInput, Strict, operation
 
 if TYPE_CHECKING:
@@ -135,6 +136,7 @@ class KeyInfo(BaseModel):
     scopes: list[str]
     memory_scope: str | None
     agent_id: str | None
+    domains: list[str] | None = None
     created_at: datetime
     last_used: datetime | None
     revoked_at: datetime | None
@@ -156,6 +158,9 @@ class KeyCreateInput(Strict):
     )
     agent_id: str | None = Field(
         None, min_length=1, max_length=256, description="Bind the key to an agent."
+    )
+    domains: DomainNames | None = Field(
+        None, description="Limit the key to memories in these domains (e.g. ['home'])."
     )
 
 
@@ -190,14 +195,17 @@ def keys_list(engine: Engine, data: NoInput, caller: Caller) -> KeyList:
     output=KeyCreated,
     scope="admin",
     bound_ok=False,
+    tools=("keys_create",),
 )
 def keys_create(engine: Engine, data: KeyCreateInput, caller: Caller) -> KeyCreated:
-    """Create an API key; the secret is in the response and is never shown again."""
+    """Create an API key (optionally bound to a scope or agent, or limited to domains); the
+    secret is in the response and is never shown again."""
     made = engine.create_key(
         data.label,
         scopes=data.scopes,
         memory_scope=data.memory_scope,
         agent_id=data.agent_id,
+        domains=data.domains,
     )
     return KeyCreated(key=KeyInfo.of(made.key), secret=made.secret)
 

@@ -9,7 +9,7 @@ profile    tools
 memory     the default (8 tools)
 kg         knowledge graphs (user and project graphs, the always-loaded core)
 tasks      task memory and smart waits
-admin      recall blocks, exploration, consolidation, statistics, health
+admin      recall blocks, exploration, consolidation, statistics, health, domains, new keys
 openclaw   OpenClaw's memory tools: memory_search, memory_get, memory_store, memory_forget
 vestige    Vestige's tool names and argument names (search, smart_ingest, memory, ...)
 full       every tool (without the compatibility variants)
@@ -32,7 +32,8 @@ PROFILES: dict[str, tuple[str, ...]] = {
            "kg_ping"),
     "tasks": ("task_register", "task_update", "task_get", "task_list", "task_complete",
               "smart_wait", "wait_status", "wait_list", "wait_cancel"),
-    "admin": ("recall", "memory_recall", "explore", "consolidate", "stats", "health"),
+    "admin": ("recall", "memory_recall", "explore", "consolidate", "stats", "health", "domains",
+              "keys_create"),
     "openclaw": ("memory_search", "memory_get", "memory_store", "memory_forget"),
     "vestige": ("search", "smart_ingest", "memory", "codebase", "intention"),
 }

@@ -6,8 +6,9 @@ model, the key scope it needs (``read`` < ``write`` < ``admin``) and how it beha
 operations with ``tools`` into MCP tools; the REST app (``memoryd.api``) binds them to
 routes. Neither face holds logic: they parse, call :func:`invoke`, and format.
 
-Who calls is a :class:`Caller`: its scopes, and optionally a memory scope
-(``project:x``) and/or agent it is bound to. :meth:`Operation.run` checks the scopes and
+Who calls is a :class:`Caller`: its scopes, optionally a memory scope (``project:x``)
+and/or agent it is bound to and domains it is limited to, and the domains it looks in by
+default (``X-Memoryd-Domain``). :meth:`Operation.run` checks the scopes and
 hands the handler an engine acting for the caller (``engine.acting_as``), so a bound caller
 sees and writes only its own memories on every path, for every face.
 """
@@ -22,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.keys import KeyScope, grants
-from memoryd.models import ApiKey, Strict
+from memoryd.models import ApiKey, Strict, check_domain_name
 
 if TYPE_CHECKING:  # the engine (and numpy) load on first use: `memoryd mcp` starts faster
     from memoryd.engine import Access, Engine
@@ -40,7 +41,8 @@ class Caller:
 
     ``agent_id`` is the effective agent: the key's bound agent, else the ``X-Agent-Id``
     the client sent. It is stamped on writes and recorded in history; it never widens
-    what the caller may see.
+    what the caller may see. ``domains`` are the key's domains (a binding);
+    ``default_domains`` the ``X-Memoryd-Domain`` the client sent (a default, within them).
     """
 
     scopes: frozenset[str] = ALL_SCOPES
@@ -50,6 +52,8 @@ class Caller:
     bound_agent: str | None = None
     agent_id: str | None = None
     key_label: str | None = None
+    domains: tuple[str, ...] | None = None
+    default_domains: tuple[str, ...] | None = None
 
     @classmethod
     def local(cls, name: str = "local", agent_id: str | None = None) -> Caller:
@@ -57,18 +61,26 @@ class Caller:
         return cls(name=name, agent_id=agent_id)
 
     @classmethod
-    def anonymous(cls, agent_id: str | None = None) -> Caller:
+    def anonymous(cls, agent_id: str | None = None, domain_header: str | None = None) -> Caller:
         """An unauthenticated HTTP caller (only with MEMORYD_ALLOW_ANONYMOUS): read and write."""
-        return cls(scopes=frozenset({"read", "write"}), name="anonymous", agent_id=agent_id)
+        return cls(scopes=frozenset({"read", "write"}), name="anonymous", agent_id=agent_id,
+                   default_domains=domain_names(domain_header))
 
     @classmethod
-    def from_key(cls, key: ApiKey, agent_header: str | None = None) -> Caller:
-        """The caller a verified key stands for; a key bound to an agent cannot act as another."""
+    def from_key(cls, key: ApiKey, agent_header: str | None = None,
+                 domain_header: str | None = None) -> Caller:
+        """The caller a verified key stands for; a key bound to an agent cannot act as another,
+        a key limited to domains cannot look in others by default."""
         if key.agent_id and agent_header and agent_header != key.agent_id:
             raise Forbidden(
                 f"this key is bound to agent {key.agent_id!r}; X-Agent-Id {agent_header!r} "
                 "is not allowed"
             )
+        defaults = domain_names(domain_header)
+        outside = sorted(set(defaults or ()) - set(key.domains or defaults or ()))
+        if outside:
+            raise Forbidden(f"this key is limited to domains {', '.join(key.domains or [])}; "
+                            f"X-Memoryd-Domain {', '.join(outside)} is not allowed")
         return cls(
             scopes=frozenset(key.scopes),
             name=f"key:{key.label}",
@@ -77,12 +89,15 @@ class Caller:
             memory_scope=key.memory_scope,
             bound_agent=key.agent_id,
             agent_id=key.agent_id or agent_header,
+            domains=tuple(key.domains) if key.domains else None,
+            default_domains=defaults,
         )
 
     @property
     def bound(self) -> bool:
-        """Whether the caller is limited to one memory scope or agent."""
-        return self.memory_scope is not None or self.bound_agent is not None
+        """Whether the caller is limited to one memory scope or agent, or to some domains."""
+        return (self.memory_scope is not None or self.bound_agent is not None
+                or self.domains is not None)
 
     def actor(self) -> Actor:
         """The actor recorded in history for this caller's changes."""
@@ -100,7 +115,21 @@ class Caller:
         """What the caller may see and change: its key's bindings."""
         from memoryd.engine import Access
 
-        return Access(scope=self.memory_scope, agent_id=self.bound_agent)
+        return Access(scope=self.memory_scope, agent_id=self.bound_agent,
+                      domains=frozenset(self.domains) if self.domains else None,
+                      default_domains=self.default_domains)
+
+
+def domain_names(header: str | None) -> tuple[str, ...] | None:
+    """The domains of an ``X-Memoryd-Domain`` header (comma-separated names); InvalidInput
+    naming a malformed one."""
+    names = [part.strip() for part in (header or "").split(",") if part.strip()]
+    if not names:
+        return None
+    try:
+        return tuple(dict.fromkeys(check_domain_name(n) for n in names))
+    except ValueError as exc:
+        raise InvalidInput(f"X-Memoryd-Domain: {exc}") from None
 
 
 # --- the registry -------------------------------------------------------------------
@@ -143,7 +172,8 @@ class Operation:
         data = self.parse(arguments)
         caller.require(self.needed_scope(data))
         if caller.bound and not self.bound_ok:
-            raise Forbidden(f"{self.name} is not available to a key bound to a scope or agent")
+            raise Forbidden(f"{self.name} is not available to a key bound to a scope, agent or "
+                            "domains")
         try:
             return self.handler(engine.acting_as(caller.actor(), caller.access()), data, caller)
         except ValidationError as exc:  # a model built from the input inside the handler

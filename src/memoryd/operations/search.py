@@ -46,6 +46,7 @@ class SearchItem(BaseModel):
     importance: float
     severity: str | None = None
     scope: str
+    domains: list[str] = []
     agent_id: str | None = None
     source: str | None = None
     created_at: datetime
@@ -75,6 +76,7 @@ class SearchItem(BaseModel):
             importance=m.importance,
             severity=m.severity,
             scope=m.scope,
+            domains=m.domains,
             agent_id=m.agent_id,
             source=m.source,
             created_at=m.created_at,

@@ -42,14 +42,13 @@ from memoryd.models import (
     SchedulingState,
     SearchFilters,
     StoreStats,
-    Task,
-    TaskMessage,
     VectorHit,
 )
 from memoryd.store import policy
+from memoryd.store.contracts import Assignment, DomainTables, WorkTables
 from memoryd.store.filters import LIST_ORDERS
 
-__all__ = ["Actor", "KeywordHit", "ListOrder", "Store", "VectorHit"]
+__all__ = ["Actor", "Assignment", "KeywordHit", "ListOrder", "Store", "VectorHit"]
 
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
 
@@ -63,8 +62,9 @@ class Actor:
     key_label: str | None = None  # the API key the change came through, if any
 
 
-class Store(ABC):
-    """A memoryd store. Implementations: SQLiteStore, PostgresStore."""
+class Store(WorkTables, DomainTables, ABC):
+    """A memoryd store. Implementations: SQLiteStore, PostgresStore. The contract of task
+    memory, wait jobs and domains is in :mod:`memoryd.store.contracts`."""
 
     url: str
     backend: str
@@ -358,57 +358,6 @@ class Store(ABC):
     def list_intentions(self, statuses: list[str] | None = None) -> list[Intention]:
         """Intentions, optionally only those with the given statuses, by due time."""
 
-    # --- tasks -----------------------------------------------------------
-    @abstractmethod
-    def save_task(self, task: Task) -> None:
-        """Insert or replace a task."""
-
-    @abstractmethod
-    def get_task(self, task_id: str) -> Task | None:
-        """One task by id, or None."""
-
-    @abstractmethod
-    def list_tasks(self, *, statuses: list[str] | None = None, scope: str | None = None,
-                   agent_id: str | None = None, limit: int = 50) -> list[Task]:
-        """Tasks, most recently updated first, optionally of some statuses, a scope, an agent."""
-
-    @abstractmethod
-    def add_task_message(self, message: TaskMessage) -> TaskMessage:
-        """Append a message to its task (StoreError when the task does not exist); returns it
-        with its id, which grows in the order messages are added."""
-
-    @abstractmethod
-    def task_messages(self, task_id: str, *, after: int = 0, roles: list[str] | None = None,
-                      kinds: list[str] | None = None, limit: int = 100,
-                      newest_first: bool = True) -> list[TaskMessage]:
-        """Messages of a task with an id above ``after``, optionally of some roles and kinds."""
-
-    @abstractmethod
-    def count_task_messages(self, task_id: str, *, after: int = 0,
-                            roles: list[str] | None = None) -> int:
-        """How many messages of a task have an id above ``after`` (optionally of some roles)."""
-
-    # --- wait jobs -------------------------------------------------------
-    @abstractmethod
-    def save_wait_job(self, job: dict[str, Any]) -> bool:
-        """Insert or update a wait job given as ``WaitJob.to_dict()`` (times in epoch seconds).
-
-        A job that already ended keeps its final status: an update with another status is
-        ignored and False returned (see :data:`memoryd.store.work.WAIT_UPSERT_GUARD`).
-        """
-
-    @abstractmethod
-    def get_wait_job(self, job_id: str) -> dict[str, Any] | None:
-        """One wait job in its dict form, or None."""
-
-    @abstractmethod
-    def list_wait_jobs(self, *, statuses: list[str] | None = None, runner: str | None = None,
-                       scope: str | None = None, agent_id: str | None = None,
-                       task_id: str | None = None, updated_after: float | None = None,
-                       limit: int = 200) -> list[dict[str, Any]]:
-        """Wait jobs, newest first; ``runner``, ``scope`` and ``agent_id`` match the job's
-        owner, ``updated_after`` (epoch seconds) its last change."""
-
     # --- API keys --------------------------------------------------------
     @abstractmethod
     def save_key(self, key: ApiKey) -> None:
@@ -460,7 +409,10 @@ _TRANSLATED = (
     "save_intention", "get_intention", "list_intentions", "save_key", "key_by_hash",
     "list_keys", "touch_key", "mark_accessed", "get_watermark", "set_watermark",
     "save_report", "list_reports", "close", "save_task", "get_task", "list_tasks",
-    "add_task_message", "task_messages", "count_task_messages", "save_wait_job", "get_wait_job", "list_wait_jobs",
+    "add_task_message", "task_messages", "count_task_messages", "save_wait_job", "get_wait_job",
+    "list_wait_jobs", "list_domains", "save_domains", "domain_threshold",
+    "set_domain_threshold", "set_assignments", "save_proposals", "list_proposals",
+    "get_proposal",
 )
 
 

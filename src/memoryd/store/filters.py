@@ -1,8 +1,9 @@
 """Search and list filters as a SQL ``WHERE`` clause, written once for both backends.
 
-A :class:`Dialect` says how one database spells a parameter, a time, a list membership and
-the tag test; :func:`where` turns :class:`~memoryd.models.SearchFilters` into the clause and
-its parameters. Memories are always aliased ``m``.
+A :class:`Dialect` says how one database spells a parameter, a time, a list membership,
+the tag test and the domain test (any of the given domains); :func:`where` turns
+:class:`~memoryd.models.SearchFilters` into the clause and its parameters. Memories are
+always aliased ``m``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Dialect:
     # True when the memory is a knowledge-graph node (it has ``metadata.kg``). Spelt exactly
     # as the partial index of graph nodes, so the database can use that index.
     graph_node: str
+    domains: Callable[[list[str]], tuple[str, list[Any]]]
 
 
 def where(filters: SearchFilters, now: datetime, dialect: Dialect) -> tuple[str, list[Any]]:
@@ -51,6 +53,10 @@ def where(filters: SearchFilters, now: datetime, dialect: Dialect) -> tuple[str,
             params.append(value)
     if filters.tags:
         clause, args = dialect.tags(list(filters.tags), filters.tags_mode)
+        clauses.append(clause)
+        params.extend(args)
+    if filters.domains is not None:
+        clause, args = dialect.domains(list(filters.domains))
         clauses.append(clause)
         params.extend(args)
     if filters.graph is not None:

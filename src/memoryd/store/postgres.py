@@ -62,6 +62,7 @@ from memoryd.store.postgres_codec import (
     to_db,
     to_vector,
 )
+from memoryd.store.postgres_domains import PostgresDomains
 from memoryd.store.postgres_history import PostgresHistory
 from memoryd.store.postgres_rows import PostgresRows
 from memoryd.store.postgres_search import PostgresSearch
@@ -88,7 +89,7 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
 
 
 class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTables,
-                    PostgresWorkTables, Store):
+                    PostgresWorkTables, PostgresDomains, Store):
     """A memoryd store in a PostgreSQL database with the pgvector extension.
 
     >>> store = PostgresStore("postgresql://memoryd@db.internal/memoryd")

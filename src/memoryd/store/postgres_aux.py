@@ -194,7 +194,9 @@ class PostgresAuxTables:
                 f"INSERT INTO api_keys ({cols}) VALUES ({', '.join(['%s'] * len(_KEY_COLS))}) "
                 f"ON CONFLICT (id) DO UPDATE SET {updates}",
                 (key.id, key.label, key.prefix, key.key_hash, Jsonb(list(key.scopes)),
-                 key.memory_scope, key.agent_id, key.created_at, key.last_used, key.revoked_at),
+                 key.memory_scope, key.agent_id,
+                 None if key.domains is None else Jsonb(list(key.domains)),
+                 key.created_at, key.last_used, key.revoked_at),
             )
 
     @staticmethod

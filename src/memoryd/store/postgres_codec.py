@@ -68,8 +68,14 @@ def _tags(tags: list[str], mode: str) -> tuple[str, list[Any]]:
 
 # The predicate of the partial index memories_graph (migration m007).
 GRAPH_NODE = "(m.metadata -> 'kg') IS NOT NULL"
+
+
+def _domains(domains: list[str]) -> tuple[str, list[Any]]:
+    return "m.domains && %s::text[]", [domains]
+
+
 DIALECT = sql_filters.Dialect(mark="%s", true="TRUE", time=lambda d: d, in_list=_in_list,
-                              tags=_tags, graph_node=GRAPH_NODE)
+                              tags=_tags, graph_node=GRAPH_NODE, domains=_domains)
 
 
 def to_vector(value: Any) -> np.ndarray:

@@ -22,7 +22,14 @@ from memoryd.store import postgres_schema as schema_mod
 from memoryd.store import postgres_vectors as vector_sql
 from memoryd.store.base import Actor
 from memoryd.store.postgres_codec import dumps, to_vector, utc
-from memoryd.store.rows import JSON_FIELDS, TABLES, check_table, from_json, to_json
+from memoryd.store.rows import (
+    JSON_FIELDS,
+    TABLES,
+    VECTOR_FIELDS,
+    check_table,
+    from_json,
+    to_json,
+)
 
 DUMP_FORMAT = "memoryd-postgres-dump"
 DUMP_VERSION = 1
@@ -31,6 +38,7 @@ _POS = {
     "memories": "rowid", "history": "seq", "edges": "pos", "intentions": "pos",
     "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id", "ledger": "seq",
     "tasks": "pos", "task_messages": "id", "wait_jobs": "pos", "graph_files": "pos",
+    "domains": "pos", "domain_proposals": "pos", "domain_settings": "pos",
 }
 
 
@@ -86,7 +94,7 @@ class PostgresRows:
             for field, value in zip(fields, row[1:]):
                 if isinstance(value, datetime):
                     value = utc(value)
-                elif field == "vector" and value is not None:
+                elif field in VECTOR_FIELDS and value is not None:
                     value = to_vector(value)
                 data[field] = value
             out.append(data)
@@ -115,12 +123,14 @@ class PostgresRows:
             if self._meta("embedding_model", cur) is None:
                 raise StoreError("set_embedding_model before importing vectors")
 
+        arrays = ("tags", "domains") if table == "memories" else ()  # text[], not jsonb
+
         def value(field: str, v: Any) -> Any:
             if v is None:
                 return None
-            if field in json_fields and field not in ("tags", "domains"):
+            if field in json_fields and field not in arrays:
                 return Jsonb(v, dumps=dumps)
-            if field == "vector":
+            if field in VECTOR_FIELDS:
                 return to_vector(v)
             return v
 
@@ -224,7 +234,7 @@ class PostgresRows:
                     cur.execute(
                         "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
                         "session_access, watermarks, reports, ledger, tasks, task_messages, "
-                        "wait_jobs, graph_files"
+                        "wait_jobs, graph_files, domains, domain_proposals, domain_settings"
                     )
                     cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
                     if header.get("embedding_model") and header.get("embedding_dims"):

@@ -337,6 +337,56 @@ def m008_tasks_waits(cur: psycopg.Cursor[Any]) -> None:
     )
 
 
+def m009_domains(cur: psycopg.Cursor[Any]) -> None:
+    """Emergent domains: the domains with their centroids (pgvector), re-clustering proposals,
+    domain settings (the assignment threshold), API keys limited to domains, and a GIN index
+    on the memories' domains array so a domain filter (``domains && $1``) is an index scan."""
+    cur.execute(
+        """
+        ALTER TABLE api_keys ADD COLUMN domains jsonb;
+
+        CREATE TABLE domains (
+            pos bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            id text PRIMARY KEY,
+            name text NOT NULL UNIQUE,
+            centroid vector,
+            member_count integer NOT NULL DEFAULT 0,
+            top_terms jsonb NOT NULL DEFAULT '[]',
+            suggested_name text NOT NULL,
+            origin text NOT NULL,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            renamed_at timestamptz
+        );
+
+        CREATE TABLE domain_proposals (
+            pos bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            id text PRIMARY KEY,
+            kind text NOT NULL,
+            status text NOT NULL,
+            summary text NOT NULL,
+            domain_ids jsonb NOT NULL DEFAULT '[]',
+            evidence jsonb NOT NULL DEFAULT '{}',
+            payload jsonb NOT NULL DEFAULT '{}',
+            created_at timestamptz NOT NULL,
+            decided_at timestamptz,
+            decided_by text
+        );
+        CREATE INDEX domain_proposals_status ON domain_proposals (status, created_at);
+
+        CREATE TABLE domain_settings (
+            pos bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            key text PRIMARY KEY,
+            value jsonb NOT NULL,
+            updated_at timestamptz NOT NULL
+        );
+
+        CREATE INDEX memories_domains ON memories USING gin (domains);
+        """
+    )
+
+
+# Versions are assigned per capability; a gap is a migration another part of memoryd owns.
 MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
@@ -345,6 +395,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (5, "keywords_inline", m005_keywords_inline),
     (7, "knowledge_graphs", m007_knowledge_graphs),
     (8, "tasks_waits", m008_tasks_waits),
+    (9, "domains", m009_domains),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -2,8 +2,8 @@
 
 A store's tables, seen independently of how a backend lays them out: each row is
 a dict of plain Python values (``datetime`` in UTC, ``dict``/``list`` for JSON,
-a float32 ``numpy`` array for a memory's vector) plus ``_pos``, a backend-private
-integer that grows in export order and lets a copy resume where it stopped.
+a float32 ``numpy`` array for a memory's vector or a domain's centroid) plus ``_pos``, a
+backend-private integer that grows in export order and lets a copy resume where it stopped.
 
 Rows keep everything that identifies them: memory ids, ``created_at``, change
 sequence numbers, report ids. Importing a row whose key already exists does
@@ -45,7 +45,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "intentions": ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
                    "snoozed_until", "created_at", "updated_at", "agent_id", "scope", "metadata"),
     "api_keys": ("id", "label", "prefix", "key_hash", "scopes", "memory_scope", "agent_id",
-                 "created_at", "last_used", "revoked_at"),
+                 "domains", "created_at", "last_used", "revoked_at"),
     "session_access": ("session_id", "memory_id", "at"),
     "watermarks": ("key", "value", "updated_at"),
     "reports": ("id", "kind", "at", "body"),
@@ -58,17 +58,25 @@ TABLES: dict[str, tuple[str, ...]] = {
                   "scope", "agent_id", "result", "last_observation", "checks", "cursor",
                   "wake_attempts"),
     "graph_files": ("path", "scope", "base", "signature", "seq", "updated_at"),
+    "domains": ("id", "name", "centroid", "member_count", "top_terms", "suggested_name",
+                "origin", "created_at", "updated_at", "renamed_at"),
+    "domain_proposals": ("id", "kind", "status", "summary", "domain_ids", "evidence", "payload",
+                         "created_at", "decided_at", "decided_by"),
+    "domain_settings": ("key", "value", "updated_at"),
 }
 TIME_FIELDS = frozenset({
     "created_at", "updated_at", "valid_from", "valid_until", "last_review", "last_accessed",
     "at", "deadline", "due_at", "snoozed_until", "last_used", "revoked_at", "resolved_at",
+    "renamed_at", "decided_at",
 })
+# Fields holding a float32 vector.
+VECTOR_FIELDS = frozenset({"vector", "centroid"})
 JSON_FIELDS: dict[str, frozenset[str]] = {
     "memories": frozenset({"tags", "domains", "domain_scores", "metadata"}),
     "history": frozenset({"details"}),
     "edges": frozenset({"metadata"}),
     "intentions": frozenset({"trigger", "metadata"}),
-    "api_keys": frozenset({"scopes"}),
+    "api_keys": frozenset({"scopes", "domains"}),
     "session_access": frozenset(),
     "watermarks": frozenset(),
     "reports": frozenset({"body"}),
@@ -78,6 +86,9 @@ JSON_FIELDS: dict[str, frozenset[str]] = {
     "wait_jobs": frozenset({"criteria", "wake", "owner", "last_observation", "cursor",
                             "wake_attempts"}),
     "graph_files": frozenset({"base"}),
+    "domains": frozenset({"top_terms"}),
+    "domain_proposals": frozenset({"domain_ids", "evidence", "payload"}),
+    "domain_settings": frozenset({"value"}),
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
@@ -162,7 +173,7 @@ def from_json(table: str, data: dict[str, Any]) -> dict[str, Any]:
         value = data.get(field)
         if value is not None and field in TIME_FIELDS:
             value = from_micros(int(value))
-        elif value is not None and field == "vector":
+        elif value is not None and field in VECTOR_FIELDS:
             value = np.asarray(value, dtype=np.float32)
         row[field] = value
     return row

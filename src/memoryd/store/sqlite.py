@@ -5,7 +5,8 @@ by a lock and across processes by SQLite (``BEGIN IMMEDIATE`` + busy timeout), s
 several memoryd processes may share one file. Search and the vector index live in
 :mod:`memoryd.store.sqlite_search`; edges, intentions, keys and the other side tables in
 :mod:`memoryd.store.sqlite_aux`; tasks and wait jobs in :mod:`memoryd.store.sqlite_work`;
-export, import, backup and restore in :mod:`memoryd.store.sqlite_rows`.
+domains in :mod:`memoryd.store.sqlite_domains`; export, import, backup and restore in
+:mod:`memoryd.store.sqlite_rows`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from memoryd.store.base import Actor, Store
 from memoryd.store.filters import where
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.sqlite_aux import SQLiteAuxTables
+from memoryd.store.sqlite_domains import SQLiteDomains
 from memoryd.store.sqlite_codec import (
     COLUMNS,
     DIALECT,
@@ -65,7 +67,8 @@ def parse_sqlite_url(url: str) -> Path:
     return Path(url)
 
 
-class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteWorkTables, SQLiteRows, Store):
+class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteWorkTables, SQLiteDomains, SQLiteRows,
+                  Store):
     """The embedded default store: a single SQLite file in WAL mode."""
 
     backend = "sqlite"

@@ -19,7 +19,7 @@ from memoryd.store.sqlite_codec import dt, ts
 _INTENTION_COLS = ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
                    "snoozed_until", "created_at", "updated_at", "agent_id", "scope", "metadata")
 _KEY_COLS = ("id", "label", "prefix", "key_hash", "scopes", "memory_scope", "agent_id",
-             "created_at", "last_used", "revoked_at")
+             "domains", "created_at", "last_used", "revoked_at")
 _EDGE_COLS = ("source_id", "target_id", "edge_type", "weight", "created_at", "valid_from",
               "valid_until", "metadata")
 _GRAPH_FILE_COLS = ("path", "scope", "base", "signature", "seq", "updated_at")
@@ -176,14 +176,16 @@ class SQLiteAuxTables:
                 f"INSERT OR REPLACE INTO api_keys ({', '.join(_KEY_COLS)}) "
                 f"VALUES ({', '.join('?' * len(_KEY_COLS))})",
                 (key.id, key.label, key.prefix, key.key_hash, json.dumps(key.scopes),
-                 key.memory_scope, key.agent_id, ts(key.created_at), ts(key.last_used),
-                 ts(key.revoked_at)),
+                 key.memory_scope, key.agent_id,
+                 None if key.domains is None else json.dumps(key.domains),
+                 ts(key.created_at), ts(key.last_used), ts(key.revoked_at)),
             )
 
     @staticmethod
     def _key(row: tuple) -> ApiKey:
         data = dict(zip(_KEY_COLS, row))
         data["scopes"] = json.loads(data["scopes"])
+        data["domains"] = None if data["domains"] is None else json.loads(data["domains"])
         for f in ("created_at", "last_used", "revoked_at"):
             data[f] = dt(data[f])
         return ApiKey.model_validate(data)

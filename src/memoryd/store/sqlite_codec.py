@@ -68,5 +68,13 @@ def _tags(tags: list[str], mode: str) -> tuple[str, list[Any]]:
 
 # The predicate of the partial index idx_memories_graph (migration m005).
 GRAPH_NODE = "json_extract(m.metadata, '$.kg') IS NOT NULL"
+
+
+def _domains(domains: list[str]) -> tuple[str, list[Any]]:
+    marks = ", ".join("?" * len(domains))
+    return (f"m.rowid IN (SELECT memory_rowid FROM memory_domains WHERE domain IN ({marks}))",
+            domains)
+
+
 DIALECT = sql_filters.Dialect(mark="?", true="1", time=lambda d: d.timestamp(),
-                              in_list=_in_list, tags=_tags, graph_node=GRAPH_NODE)
+                              in_list=_in_list, tags=_tags, graph_node=GRAPH_NODE, domains=_domains)

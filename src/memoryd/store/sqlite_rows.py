@@ -19,7 +19,14 @@ import numpy as np
 
 from memoryd.errors import ModelMismatch, StoreError
 from memoryd.store.base import Actor
-from memoryd.store.rows import JSON_FIELDS, MEMORY_FIELDS, STATE_FIELDS, TIME_FIELDS, check_table
+from memoryd.store.rows import (
+    JSON_FIELDS,
+    MEMORY_FIELDS,
+    STATE_FIELDS,
+    TIME_FIELDS,
+    VECTOR_FIELDS,
+    check_table,
+)
 from memoryd.store.sqlite_codec import dt, ts
 from memoryd.store.sqlite_schema import migrate
 
@@ -28,6 +35,7 @@ _POS = {
     "memories": "m.rowid", "history": "seq", "edges": "rowid", "intentions": "rowid",
     "api_keys": "rowid", "watermarks": "rowid", "reports": "id", "ledger": "seq",
     "tasks": "rowid", "task_messages": "id", "wait_jobs": "rowid", "graph_files": "rowid",
+    "domains": "rowid", "domain_proposals": "rowid", "domain_settings": "rowid",
 }
 
 
@@ -94,7 +102,7 @@ class SQLiteRows:
                     value = json.loads(value)
                 elif name in TIME_FIELDS:
                     value = dt(value)
-                elif name == "vector":
+                elif name in VECTOR_FIELDS:
                     value = np.frombuffer(value, dtype=np.float32).copy()
             data[name] = value
         return data
@@ -107,6 +115,8 @@ class SQLiteRows:
             return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
         if name in TIME_FIELDS:
             return ts(value)
+        if name in VECTOR_FIELDS:
+            return np.asarray(value, dtype=np.float32).tobytes()
         return value
 
     def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:

@@ -319,12 +319,77 @@ def m006_tasks_waits(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_domains(conn: sqlite3.Connection) -> None:
+    """Emergent domains: the domains with their centroids, re-clustering proposals, domain
+    settings (the assignment threshold), API keys limited to domains, and ``memory_domains``
+    (one row per memory and domain, kept by triggers) so a domain filter is an index lookup."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE api_keys ADD COLUMN domains TEXT;
+
+        CREATE TABLE domains (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            centroid BLOB,
+            member_count INTEGER NOT NULL DEFAULT 0,
+            top_terms TEXT NOT NULL DEFAULT '[]',
+            suggested_name TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            renamed_at REAL
+        );
+
+        CREATE TABLE domain_proposals (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            domain_ids TEXT NOT NULL DEFAULT '[]',
+            evidence TEXT NOT NULL DEFAULT '{}',
+            payload TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            decided_at REAL,
+            decided_by TEXT
+        );
+        CREATE INDEX idx_domain_proposals_status ON domain_proposals (status, created_at);
+
+        CREATE TABLE domain_settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        );
+
+        CREATE TABLE memory_domains (
+            domain TEXT NOT NULL,
+            memory_rowid INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            PRIMARY KEY (domain, memory_rowid)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_memory_domains_memory ON memory_domains (memory_rowid);
+        CREATE TRIGGER memory_domains_insert AFTER INSERT ON memories BEGIN
+            INSERT OR IGNORE INTO memory_domains (domain, memory_rowid)
+            SELECT value, new.rowid FROM json_each(new.domains);
+        END;
+        CREATE TRIGGER memory_domains_update AFTER UPDATE OF domains ON memories BEGIN
+            DELETE FROM memory_domains WHERE memory_rowid = old.rowid;
+            INSERT OR IGNORE INTO memory_domains (domain, memory_rowid)
+            SELECT value, new.rowid FROM json_each(new.domains);
+        END;
+        INSERT OR IGNORE INTO memory_domains (domain, memory_rowid)
+        SELECT j.value, m.rowid FROM memories m, json_each(m.domains) j;
+        """,
+    )
+
+
+# Versions are assigned per capability; a gap is a migration another part of memoryd owns.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
     (3, "ledger", m003_ledger),
     (5, "knowledge_graphs", m005_knowledge_graphs),
     (6, "tasks_waits", m006_tasks_waits),
+    (7, "domains", m007_domains),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -346,7 +411,8 @@ def applied_versions(conn: sqlite3.Connection) -> set[int]:
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply every pending migration, each in its own transaction; return the version."""
+    """Apply every migration not recorded yet (also one numbered below the newest applied:
+    numbers are handed out per capability), each in its own transaction; return the version."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"

@@ -215,7 +215,7 @@ def _is_selective(filters: SearchFilters) -> bool:
     return any(
         getattr(filters, name)
         for name in ("since", "until", "node_types", "categories", "tags", "scope", "agent_id",
-                     "session_id")
+                     "session_id", "domains")
     )
 
 

@@ -1,0 +1,5 @@
+"""python -m bench.domains_engine"""
+
+from bench.domains_engine.run import main
+
+main()
