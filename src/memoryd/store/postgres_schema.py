@@ -19,12 +19,13 @@ when the store learns its embedding model.
 from __future__ import annotations
 
 import zlib
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import psycopg
 from psycopg import sql
 
 from memoryd import ledger
+from memoryd.store import terms
 from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
 
 APP_MARKER = "memoryd"
@@ -259,12 +260,65 @@ def m005_keywords_inline(cur: psycopg.Cursor[Any]) -> None:
     cur.execute("ALTER TABLE memories ALTER COLUMN search_vec SET STORAGE MAIN")
 
 
+def m006_keyword_terms(cur: psycopg.Cursor[Any]) -> None:
+    """memoryd's own keyword index (memoryd.store.terms), built from every memory's text:
+    ranking then no longer uses ``ts_rank``, and matches SQLite's exactly.
+
+    One row per distinct term of a memory, with its count and the memory's length (so that
+    scoring reads one table), the document frequency of each term, and the corpus totals.
+    """
+    cur.execute(
+        """
+        CREATE TABLE memory_terms (
+            term text COLLATE "C" NOT NULL,
+            memory_rowid bigint NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            tf integer NOT NULL,
+            length integer NOT NULL,
+            PRIMARY KEY (term, memory_rowid)
+        );
+        CREATE INDEX memory_terms_memory ON memory_terms (memory_rowid);
+        CREATE TABLE term_stats (
+            pos bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            term text COLLATE "C" PRIMARY KEY,
+            df integer NOT NULL
+        );
+        CREATE TABLE term_totals (
+            id integer PRIMARY KEY CHECK (id = 1),
+            documents bigint NOT NULL,
+            total_terms bigint NOT NULL
+        );
+        INSERT INTO term_totals (id, documents, total_terms) VALUES (1, 0, 0);
+        ALTER TABLE memories ADD COLUMN term_count integer NOT NULL DEFAULT 0;
+        """
+    )
+    rebuild_keyword_index(cur)
+
+
+def rebuild_keyword_index(cur: psycopg.Cursor[Any]) -> int:
+    """Index every memory's text anew (inside the caller's transaction)."""
+    cur.execute("INSERT INTO meta (key, value) VALUES ('keyword_tokenizer', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (terms.TOKENIZER_ID,))
+
+    def batches() -> Iterator[list[tuple[int, str, str | None, list[str]]]]:
+        last = 0
+        while True:
+            rows = cur.execute("SELECT rowid, content, summary, tags FROM memories "
+                               "WHERE rowid > %s ORDER BY rowid LIMIT 1000", (last,)).fetchall()
+            if not rows:
+                return
+            yield [(r[0], r[1], r[2], list(r[3] or [])) for r in rows]
+            last = rows[-1][0]
+
+    return terms.rebuild_index(cur, "%s", batches())
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
     (3, "vectors_inline", m003_vectors_inline),
     (4, "ledger", m004_ledger),
     (5, "keywords_inline", m005_keywords_inline),
+    (6, "keyword_terms", m006_keyword_terms),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

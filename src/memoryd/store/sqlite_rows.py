@@ -19,14 +19,23 @@ import numpy as np
 
 from memoryd.errors import ModelMismatch, StoreError
 from memoryd.store.base import Actor
-from memoryd.store.rows import JSON_FIELDS, MEMORY_FIELDS, STATE_FIELDS, TIME_FIELDS, check_table
+from memoryd.store.rows import (
+    JSON_FIELDS,
+    MEMORY_FIELDS,
+    STATE_FIELDS,
+    TIME_FIELDS,
+    check_importable,
+    check_table,
+)
 from memoryd.store.sqlite_codec import dt, ts
 from memoryd.store.sqlite_schema import migrate
+from memoryd.store.terms import TermChanges, apply_changes
 
 # The column that orders each logical table for export (and resuming a copy).
 _POS = {
     "memories": "m.rowid", "history": "seq", "edges": "rowid", "intentions": "rowid",
     "api_keys": "rowid", "watermarks": "rowid", "reports": "id", "ledger": "seq",
+    "term_stats": "rowid", "term_totals": "id",
 }
 
 
@@ -114,7 +123,7 @@ class SQLiteRows:
         No history or ledger entry is recorded: both are tables to import themselves.
         Returns how many rows were inserted.
         """
-        fields = check_table(table)
+        fields = check_importable(table)
         if not rows:
             return 0
         if table == "memories":
@@ -138,6 +147,7 @@ class SQLiteRows:
         cols = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
         marks = ", ".join("?" * len(cols))
         inserted = 0
+        keywords = TermChanges()
         with self._write() as conn:
             for row in rows:
                 cur = conn.execute(
@@ -148,6 +158,7 @@ class SQLiteRows:
                     continue
                 inserted += 1
                 rowid = cur.lastrowid
+                keywords.add(rowid, row["content"], row.get("summary"), row.get("tags"))
                 conn.executemany(
                     "INSERT INTO memory_tags (memory_rowid, tag) VALUES (?, ?)",
                     [(rowid, tag) for tag in row.get("tags") or []],
@@ -159,6 +170,7 @@ class SQLiteRows:
                         "VALUES (?, ?, ?, ?, ?)",
                         (rowid, model, dims, np.asarray(vector, dtype=np.float32).tobytes(), row["seq"]),
                     )
+            apply_changes(conn, "?", keywords)
         return inserted
 
     def _pause_graph(self) -> None:

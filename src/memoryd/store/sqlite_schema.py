@@ -7,11 +7,13 @@ any other SQLite file is recognised and refused.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
-from typing import Callable
+from typing import Callable, Iterator
 
 from memoryd import ledger
+from memoryd.store import terms
 
 APP_MARKER = "memoryd"
 
@@ -237,10 +239,59 @@ def m003_ledger(conn: sqlite3.Connection) -> None:
         conn.execute(ledger.insert_statement("?"), ledger.as_rows([entry])[0])
 
 
+def m004_keyword_terms(conn: sqlite3.Connection) -> None:
+    """memoryd's own keyword index (memoryd.store.terms), built from every memory's text.
+
+    One row per distinct term of a memory, with its count and the memory's length (so that
+    scoring reads one table), the document frequency of each term, and the corpus totals.
+    """
+    run_script(
+        conn,
+        """
+        CREATE TABLE memory_terms (
+            term TEXT NOT NULL,
+            memory_rowid INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            tf INTEGER NOT NULL,
+            length INTEGER NOT NULL,
+            PRIMARY KEY (term, memory_rowid)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_memory_terms_memory ON memory_terms (memory_rowid);
+        CREATE TABLE term_stats (term TEXT NOT NULL UNIQUE, df INTEGER NOT NULL);
+        CREATE TABLE term_totals (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            documents INTEGER NOT NULL,
+            total_terms INTEGER NOT NULL
+        );
+        INSERT INTO term_totals (id, documents, total_terms) VALUES (1, 0, 0);
+        ALTER TABLE memories ADD COLUMN term_count INTEGER NOT NULL DEFAULT 0;
+        """,
+    )
+    rebuild_keyword_index(conn)
+
+
+def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
+    """Index every memory's text anew (inside the caller's transaction)."""
+    conn.execute("INSERT INTO meta (key, value) VALUES ('keyword_tokenizer', ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (terms.TOKENIZER_ID,))
+
+    def batches() -> Iterator[list[tuple[int, str, str | None, list[str]]]]:
+        last = 0
+        while True:
+            rows = conn.execute("SELECT rowid, content, summary, tags FROM memories "
+                                "WHERE rowid > ? ORDER BY rowid LIMIT 1000", (last,)).fetchall()
+            if not rows:
+                return
+            yield [(r[0], r[1], r[2], json.loads(r[3] or "[]")) for r in rows]
+            last = rows[-1][0]
+
+    return terms.rebuild_index(conn, "?", batches())
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", m001_initial),
     (2, "graph_intentions_keys", m002_graph_intentions_keys),
     (3, "ledger", m003_ledger),
+    (4, "keyword_terms", m004_keyword_terms),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
