@@ -78,7 +78,7 @@ def test_bonus_is_a_share() -> None:
     weights = RankingWeights()
     assert 0.0 <= cognitive_bonus(memory("a", 10_000, 0.0), NOW, weights) < cognitive_bonus(
         memory("b", 0, 1.0), NOW, weights) <= 1.0
-    assert cognitive_bonus(memory("a", 0), NOW, RankingWeights(1.0, 0.0, 0.0, 0.0)) == 0.0
+    assert cognitive_bonus(memory("a", 0), NOW, RankingWeights(0.0, 0.0, 0.0)) == 0.0
 
 
 def test_associations_only_fill_free_slots() -> None:

@@ -81,16 +81,30 @@ class SearchItem(BaseModel):
 
 
 class SearchOutput(BaseModel):
-    """Search results, best first."""
+    """Search results, best first, and how many of them are likely relevant."""
 
     query: str
     total: int
+    relevant: int = Field(description="How many results are likely relevant (score at or above "
+                          "the recall threshold); 0 means nothing relevant was found.")
     results: list[SearchItem]
+
+    @classmethod
+    def of(cls, engine: Engine, query: str, hits: list[SearchHit],
+           detail: str = "summary") -> SearchOutput:
+        items = [SearchItem.of(h, detail) for h in hits]
+        threshold = engine.settings.recall_threshold
+        return cls(query=query, total=len(items), results=items,
+                   relevant=sum(1 for h in hits if h.score >= threshold))
 
     def as_text(self) -> str:
         if not self.results:
             return f"No memories found for {self.query!r}."
-        lines = [f"Found {self.total} memories for {self.query!r}:"]
+        if not self.relevant:
+            lines = [f"Nothing relevant to {self.query!r}; the {self.total} closest memories:"]
+        else:
+            lines = [f"Found {self.total} memories for {self.query!r} ({self.relevant} likely "
+                     "relevant):"]
         for i, r in enumerate(self.results, 1):
             label = r.node_type + (f"/{r.category}" if r.category else "")
             tags = f" tags={','.join(r.tags)}" if r.tags else ""
@@ -108,7 +122,8 @@ class SearchInput(FilterFields):
     mode: Literal["hybrid", "keyword", "vector"] = Field(
         "hybrid", description="hybrid (BM25 + vectors), keyword (BM25 only) or vector."
     )
-    min_score: float | None = Field(None, ge=0.0, le=1.0, description="Drop results scoring below.")
+    min_score: float | None = Field(None, ge=0.0, le=1.0, description="Drop results less "
+                                    "likely relevant than this (score = relevance, 0-1).")
     mmr: bool = Field(False, description="Diversify results (maximal marginal relevance).")
     detail_level: Literal["brief", "summary", "full"] = Field(
         "summary", description="brief: 200 chars of content; summary: 1000; full: the whole memory."
@@ -131,10 +146,10 @@ class SearchInput(FilterFields):
     tools=("search",),
 )
 def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
-    """Search long-term memory by meaning and keywords (hybrid BM25 + vector search, fused and
-    ranked by relevance, retention and recency). Use before answering anything that past
-    sessions may have covered: user preferences, project decisions, earlier errors and fixes.
-    Filters: timeframe (1h..all), node_types, tags, categories, scope, agent_id."""
+    """Search long-term memory by meaning and keywords (hybrid BM25 + vector search ranked by
+    relevance; score = how likely a result is relevant, 0-1). Use before answering anything
+    that past sessions may have covered: user preferences, project decisions, earlier errors
+    and fixes. Filters: timeframe (1h..all), node_types, tags, categories, scope, agent_id."""
     hits = engine.search(
         data.query,
         data.limit,
@@ -144,8 +159,7 @@ def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
         mmr=data.mmr,
         session_key=data.session_key,
     )
-    items = [SearchItem.of(h, data.detail_level) for h in hits]
-    return SearchOutput(query=data.query, total=len(items), results=items)
+    return SearchOutput.of(engine, data.query, hits, data.detail_level)
 
 
 class MemoryRecallInput(Strict):
@@ -171,10 +185,12 @@ class MemoryRecallInput(Strict):
 )
 def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> SearchOutput:
     """Search memory for past events, diagnoses, decisions, errors and preferences, optionally
-    within a timeframe (1h..90d, all) and a category (e.g. error, diagnosis, system.*)."""
+    within a timeframe (1h..90d, all) and a category (e.g. error, diagnosis, system.*). Only
+    memories likely relevant are returned (none when nothing is)."""
     filters = {} if data.timeframe == "all" else {"timeframe": data.timeframe}
     fetch = data.limit if data.category is None else min(100, data.limit * 5)
-    hits = engine.search(data.query, fetch, filters=filters)
+    hits = engine.search(data.query, fetch, filters=filters,
+                         min_score=engine.settings.recall_threshold)
     if data.category is not None:
         pattern = data.category.lower()
         hits = [
@@ -183,5 +199,4 @@ def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> Se
             if fnmatch.fnmatchcase((h.memory.category or "").lower(), pattern)
             or h.memory.node_type == pattern
         ][: data.limit]
-    items = [SearchItem.of(h) for h in hits]
-    return SearchOutput(query=data.query, total=len(items), results=items)
+    return SearchOutput.of(engine, data.query, hits)
