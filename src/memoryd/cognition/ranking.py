@@ -50,9 +50,9 @@ def recency(updated_at: datetime, now: datetime, half_life_days: float) -> float
 # stays above it, and the reported score stays the calibrated relevance.
 
 #: How close (in log-odds) two calibrated relevances must be for the cognitive signals to
-#: reorder them: exp(0.1) = odds within 10.5% of each other. On BEAM (recency as the bonus)
-#: 0.1 changes hit@1 by 0, hit@5 by -2 and hit@10 by +1 of 355 questions; 0.25 and more
-#: cost recall (bench/results/recall.md, "Cognitive layer").
+#: reorder them: exp(0.1) = odds within 10.5% of each other. Through Engine.search on BEAM
+#: (held-out) 0.1 changes hit@1 by +1 and hit@5/hit@10 by 0 of 355 questions; 0.25 cost one
+#: hit@5 question and 0.5 three (bench/results/recall.md, "Engine.search as shipped").
 DEFAULT_CLOSE_MARGIN = 0.1
 _EPS = 1e-9
 
@@ -99,11 +99,15 @@ def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWei
                        margin: float = DEFAULT_CLOSE_MARGIN) -> list[SearchHit]:
     """Reorder hits whose ``score`` is a calibrated relevance: cognition breaks near-ties only.
 
-    Each hit keeps its ``score`` (the relevance) and gets ``retention`` filled in. The
-    bonuses are spread over [0, 1] across the hits (:func:`spread`), so the freshest,
-    best-kept memory gets the whole margin and the stalest none.
+    Each hit keeps its ``score`` (the relevance) and gets ``retention`` filled in. A hit moves
+    in proportion to how much fresher, better kept or more important it really is: the
+    bonuses are not rescaled across the hits, so memories written minutes apart (whose
+    bonuses differ by almost nothing) keep their relevance order. (Rescaling them to [0, 1]
+    gives such differences the whole margin: at margin 0.1 it costs 2 of 355 BEAM questions
+    at hit@5, while the unscaled bonus costs none; bench/results/recall.md, "Cognitive layer
+    as a near-tie breaker" and "Engine.search as shipped".)
     """
-    bonus = spread([cognitive_bonus(h.memory, now, weights) for h in hits])
+    bonus = [cognitive_bonus(h.memory, now, weights) for h in hits]
     order = order_within_margin([h.score for h in hits], bonus, margin)
     return [hits[i].model_copy(update={"retention": retention_score(hits[i].memory.state, now)})
             for i in order]
