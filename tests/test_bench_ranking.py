@@ -61,3 +61,28 @@ def test_vectorised_bm25_equals_memoryd_bm25() -> None:
     stats = CorpusStats(len(texts), index.average, {t: int(d) for t, d in zip(m.terms, m.df)})
     cands = [Candidate(str(d), int(index.lengths[d]), dict(index.terms[d])) for d in m.docs]
     assert fast == pytest.approx(bm25_scores(terms, cands, stats, k1=5.0, b=1.0))
+
+
+def test_engine_section_arithmetic() -> None:
+    """Backend agreement and what a recall threshold keeps, on hand-made rankings."""
+    from bench.recall.candidates import Query
+    from bench.recall.engine_bench import key
+    from bench.recall.engine_eval import agreement, at_threshold
+
+    left = {"q1": [("a", 0.5), ("b", 0.1)], "q2": [("c", 0.2)]}
+    right = {"q1": [("a", 0.5000001), ("b", 0.1)], "q2": [("d", 0.2)]}
+    got = agreement(left, right)
+    assert (got["identical_top10"], got["same_top10_ties_aside"]) == (1, 1)
+    assert got["max_score_difference"] == pytest.approx(1e-7)
+
+    def query(kind: str, evidence: list[int]) -> Query:
+        return Query(conv=1, kind=kind, ability="x", text=kind, evidence=evidence, groups={},
+                     cosines={})
+
+    answerable, unrelated = query("answerable", [0]), query("unrelated", [])
+    pos = {1: {"m0": 0, "m1": 1}}
+    ranked = {key(answerable): [("m0", 0.02), ("m1", 0.001)], key(unrelated): [("m1", 0.002)]}
+    labels = {key(answerable): {0}, key(unrelated): set()}
+    r = at_threshold([answerable, unrelated], ranked, pos, labels, 0.003)
+    assert (r["hit_precision"], r["hit_recall"], r["answerable_keep_evidence"]) == (1.0, 1.0, 1.0)
+    assert r["empty_block"]["unrelated"] == 1.0 and r["mean_hits_kept"] == 0.5

@@ -62,11 +62,20 @@ def hit(mid: str, score: float, age_days: float, association: bool = False) -> S
 
 def test_current_fact_overtakes_a_stale_one_of_close_relevance() -> None:
     weights = RankingWeights()
-    stale, current = hit("old", 0.62, age_days=200), hit("new", 0.60, age_days=1)
+    stale, current = hit("old", 0.605, age_days=200), hit("new", 0.60, age_days=1)
     ranked = rescore_calibrated([stale, current], NOW, weights)
     assert [h.memory.id for h in ranked] == ["new", "old"]
-    assert [h.score for h in ranked] == [0.60, 0.62]  # the score stays the relevance
+    assert [h.score for h in ranked] == [0.60, 0.605]  # the score stays the relevance
     assert all(h.retention is not None for h in ranked)
+    # The move is in proportion to the real difference: a wider gap in relevance holds.
+    wider = rescore_calibrated([hit("old", 0.62, 200), hit("new", 0.60, 1)], NOW, weights)
+    assert [h.memory.id for h in wider] == ["old", "new"]
+
+
+def test_memories_written_minutes_apart_keep_their_relevance_order() -> None:
+    earlier, later = hit("earlier", 0.3001, age_days=1.0), hit("later", 0.3, age_days=0.999)
+    ranked = rescore_calibrated([earlier, later], NOW, RankingWeights())
+    assert [h.memory.id for h in ranked] == ["earlier", "later"]
 
 
 def test_fresh_but_unrelated_memory_does_not_overtake() -> None:
@@ -78,7 +87,7 @@ def test_bonus_is_a_share() -> None:
     weights = RankingWeights()
     assert 0.0 <= cognitive_bonus(memory("a", 10_000, 0.0), NOW, weights) < cognitive_bonus(
         memory("b", 0, 1.0), NOW, weights) <= 1.0
-    assert cognitive_bonus(memory("a", 0), NOW, RankingWeights(1.0, 0.0, 0.0, 0.0)) == 0.0
+    assert cognitive_bonus(memory("a", 0), NOW, RankingWeights(0.0, 0.0, 0.0)) == 0.0
 
 
 def test_associations_only_fill_free_slots() -> None:

@@ -28,6 +28,29 @@ def test_defaults() -> None:
     assert s.rrf_k == 5
     assert s.vector_weight == 2.0
     assert s.embed_api_key is None
+    # Ranking: one definition of each default (the pure modules document and measure them).
+    from memoryd.cognition.ranking import DEFAULT_CLOSE_MARGIN
+    from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
+    from memoryd.retrieval.relevance import DEFAULT_RECALL_THRESHOLD
+
+    assert (s.fusion, s.bm25_k1, s.bm25_b) == ("relevance", DEFAULT_K1, DEFAULT_B)
+    assert (s.rank_close_margin, s.recall_threshold) == (DEFAULT_CLOSE_MARGIN,
+                                                         DEFAULT_RECALL_THRESHOLD)
+
+
+@pytest.mark.parametrize("bad", [{"fusion": "borda"}, {"bm25_b": 1.5}, {"bm25_k1": -1},
+                                 {"recall_threshold": 2.0}, {"rank_close_margin": -0.1}])
+def test_ranking_settings_refuse_bad_values(bad) -> None:
+    with pytest.raises(ValidationError):
+        Settings(**bad)
+
+
+def test_settings_that_no_longer_mean_anything_are_ignored(monkeypatch, tmp_path) -> None:
+    config = write_toml(tmp_path / "old.toml", "rank_relevance_weight = 0.85\n"
+                        "tier_min_similarity = 0.35\nbm25_k1 = 3.0\n")
+    monkeypatch.setenv("MEMORYD_CONFIG", str(config))
+    s = Settings()
+    assert s.bm25_k1 == 3.0 and not hasattr(s, "rank_relevance_weight")
     assert s.resolved_store_url.startswith("sqlite:///") and s.resolved_store_url.endswith("memoryd.db")
 
 

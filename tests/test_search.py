@@ -81,7 +81,11 @@ def test_hits_expose_memory_score_and_provenance(corpus) -> None:
     assert top.keyword_rank == 1
     assert top.semantic_similarity is not None and top.semantic_similarity > 0.4
     assert top.memory.created_at == NOW - AGES["30m"]  # the caller's created_at is kept
-    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert top.keyword_score is not None and top.keyword_score > 0  # memoryd's BM25
+    plain = corpus.search("TypeScript frontend preference", limit=6, cognitive=False,
+                          associations=False, record_access=False)
+    assert [h.score for h in plain] == sorted((h.score for h in plain), reverse=True)
+    assert all(0.0 < h.score < 1.0 and h.fused_score == h.score for h in plain)
 
 
 def test_modes(corpus) -> None:
@@ -89,7 +93,10 @@ def test_modes(corpus) -> None:
     assert [h.memory.id for h in keyword] == ["pg"]
     with_assoc = corpus.search("PostgreSQL", mode="keyword")
     assert [h.memory.id for h in with_assoc if not h.association] == ["pg"]
-    assert keyword[0].semantic_similarity is None and keyword[0].keyword_rank == 1
+    # Every hit carries both sides' evidence: its score is the same relevance in any mode.
+    assert keyword[0].keyword_rank == 1 and keyword[0].semantic_similarity > 0.4
+    assert keyword[0].fused_score == keyword[0].keyword_score  # keyword mode ranks by BM25
+    assert 0.0 < keyword[0].score < 1.0
     vector = corpus.search("which relational database do we run", mode="vector", limit=2)
     assert vector[0].memory.id == "pg"
     assert all(h.keyword_rank is None for h in vector)
@@ -104,15 +111,22 @@ def test_default_ranking_keeps_the_only_relevant_memory_first(corpus) -> None:
     assert hits[0].memory.id == "tea"
 
 
-def test_fusion_order_both_lists_beat_one(corpus) -> None:
-    """With cognitive re-ranking off, the score is the normalised RRF score."""
+def test_relevance_fusion_puts_the_match_of_both_sides_first(corpus) -> None:
     hits = corpus.search("billing service maintainer", limit=6, cognitive=False, associations=False)
     assert hits[0].memory.id == "alice"
     assert hits[0].keyword_rank == 1 and hits[0].semantic_rank == 1
-    assert hits[0].score == pytest.approx(1.0)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    for h in hits[1:]:
-        assert h.score < 1.0
+    assert hits[0].score > 10 * hits[1].score  # the rest share no word and little meaning
+
+
+def test_rrf_stays_available_as_a_fusion_mode(store_url, open_mem) -> None:
+    mem = open_mem(store_url, fusion="rrf", rrf_k=60, vector_weight=1.0)
+    mem.add_many([{"id": key, "content": content} for key, content, _ in CORPUS])
+    hits = mem.search("billing service maintainer", limit=6, cognitive=False, associations=False)
+    assert hits[0].memory.id == "alice"
+    assert hits[0].fused_score == pytest.approx(1.0)  # first in both lists
+    assert [h.fused_score for h in hits] == sorted((h.fused_score for h in hits), reverse=True)
+    assert all(0.0 < h.score < 1.0 for h in hits)  # the score is still the relevance
 
 
 # --------------------------------------------------------------------------- filters
@@ -180,8 +194,10 @@ def test_min_score(corpus) -> None:
     kept = corpus.search("production database", limit=10, min_score=cut)
     assert kept and all(h.score >= cut for h in kept)
     assert len(kept) < len(everything)
-    assert corpus.search("production database", min_score=1.01) == []
     assert len(corpus.search("production database", limit=10, min_score=0.0)) == len(everything)
+    for bad in (1.01, -0.1, "high", True):
+        with pytest.raises(InvalidInput, match="min_score"):
+            corpus.search("production database", min_score=bad)
 
 
 @pytest.mark.parametrize(
@@ -234,9 +250,7 @@ def test_invalid_list_arguments(corpus) -> None:
 
 
 def test_mmr_diversifies_near_duplicates(store_url, shared_embedder) -> None:
-    # A gentle rank curve (k=60) keeps the relevance of ranks 2 and 3 close, which is
-    # where diversity should decide.
-    with memoryd.open(store_url, embedder=shared_embedder, rrf_k=60) as mem:
+    with memoryd.open(store_url, embedder=shared_embedder) as mem:
         mem.add_many(
             [
                 {"id": "dup1", "content": "Use poetry to manage the Python package dependencies"},

@@ -239,9 +239,8 @@ def run_all(
     )
     try:
         from memoryd.retrieval.fts import match_expression
-        from memoryd.store.sqlite import BM25_WEIGHTS
 
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        weights = "1.0, 0.5, 0.5"  # the FTS5 column weights memoryd ranked by before its own BM25
 
         def fts_first(i: int, filters=hot, limit: int = 50, over: int = 4):
             """alt: top (limit x over) from FTS5 alone, then join + filter; full query if short."""

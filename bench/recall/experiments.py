@@ -108,6 +108,7 @@ def run_all(queries: list[Query], indexes: dict[int, dict[str, TermIndex]],
     res["contexts"] = context_section(queries, ans, pools)
     log("main table")
     res["main"], rankers = main_section(ans, indexes, pools["plain"], held[SHIPPED_MODEL])
+    res["_rankers"] = rankers  # for the Engine.search section; not written to the JSON
     singles = [res["main"]["tables"][n] for n in res["main"]["tables"] if n.startswith(("keyword", "vector"))]
     for name, m in res["models"].items():
         full = evaluate(ans, lambda q, n=name: by_probability(pools["plain"][id(q)], held[n][id(q)]))["table"]

@@ -4,6 +4,7 @@ calibration, the cognitive layer and query time expressions.
     .venv/bin/python -m bench.recall.ranking            # full run, writes results/recall.{json,md}
     .venv/bin/python -m bench.recall.ranking --refit    # also print fitted relevance constants
     .venv/bin/python -m bench.recall.ranking --quick    # 4 conversations, results/recall_quick.*
+    .venv/bin/python -m bench.recall.ranking --engine sqlite   # Engine.search on SQLite only
 
 Every message of a conversation is one memory; every query is ranked against its
 conversation. Term statistics come from memoryd's own tokenizer (memoryd.retrieval.tokens),
@@ -80,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--refit", action="store_true", help="print the relevance constants fitted on all data")
     ap.add_argument("--contexts", default="plain",
                     help=f"vector texts to embed, of {','.join(CONTEXTS)} (default plain; each other one is a model pass over every message)")
+    ap.add_argument("--engine", default="sqlite,postgresql",
+                    help="backends to run the shipped Engine.search on ('' to skip)")
     ap.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     ap.add_argument("--out-dir", type=Path, default=REPO_ROOT / "bench" / "results")
     args = ap.parse_args(argv)
@@ -112,8 +115,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                           table, [a for a in asks_for(u, {}) if a[0] != "foreign"]))
     log(f"{len(queries)} queries ({', '.join(f'{k} {sum(q.kind == k for q in queries)}' for k in X.KINDS)})")
     res = X.run_all(queries, indexes, by_number, log)
+    rankers = res.pop("_rankers")
     log("transfer check: user turns only")
     res["transfer"] = X.transfer_section(res, user_queries, user_indexes)
+    backends = [b for b in args.engine.split(",") if b]
+    if backends:
+        from bench.recall.engine_eval import engine_section
+
+        res["engine"] = engine_section(queries, by_number, table, res, rankers, backends,
+                                       args.cache_dir / "engine", log)
     res["meta"] = {
         "run": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "conversations": [c.number for c in corpora],

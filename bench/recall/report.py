@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.recall.engine_report import render_engine, summary_lines
+
 COLS = ("hit@1", "hit@5", "hit@10", "recall@5", "recall@10", "mrr")
 
 
@@ -26,6 +28,8 @@ def render(res: dict[str, Any]) -> str:
            "vice versa. hit@k: any evidence message in the top k; recall@k: share of the evidence in "
            "the top k; mrr: 1/rank of the first evidence within the top 10.", ""]
     out += _summary(res)
+    if "engine" in res:
+        out += render_engine(res["engine"])
     out += _main(res, main)
     out += _robustness(main)
     out += _halves(main)
@@ -59,7 +63,8 @@ def _summary(res: dict) -> list[str]:
             "- Robustness rule: " + ("holds in every ability." if not missed else
                                      "holds overall and in every ability but " + ", ".join(missed) + "."),
             f"- Calibration (held-out, both halves): Brier {cal['all pairs']['brier']} over all pairs, "
-            f"{cal['top-10 hits']['brier']} over the returned top 10; ECE {cal['top-10 hits']['ece']}.", ""]
+            f"{cal['top-10 hits']['brier']} over the returned top 10; ECE {cal['top-10 hits']['ece']}.",
+            *(summary_lines(res["engine"]) if "engine" in res else []), ""]
 
 
 def _main(res: dict, main: dict) -> list[str]:
@@ -229,7 +234,8 @@ def _cognitive(cog: dict, tm: dict) -> list[str]:
     out = ["## Cognitive layer as a near-tie breaker", "",
            f"Signal: {cog['signal']}. Order key = logit(relevance) + margin × bonus (bonus spread over [0, 1] "
            "across those hits): a hit whose log-odds are higher by more than the margin never moves below; "
-           "margin 0 = without.", ""]
+           "margin 0 = without. Engine.search does not rescale the bonus (so memories written minutes "
+           "apart keep their relevance order); its margins are measured in the Engine.search section.", ""]
     out += _head("variant")
     out.append(_row("without", cog["without"]))
     out += [_row(k, v) for k, v in cog["with"].items()]

@@ -11,10 +11,22 @@ import numpy as np
 from psycopg import sql
 
 from memoryd.models import SearchFilters
+from memoryd.retrieval.fts import query_terms
 from memoryd.retrieval.fusion import Fused
 from memoryd.store import postgres_vectors as vector_sql
 from memoryd.store.postgres import PostgresStore
-from memoryd.store.postgres_search import RANK_NORMALIZATION, RANK_WEIGHTS, tsquery_text
+
+# The ts_rank ranking the PostgreSQL store used before memoryd kept its own keyword index
+# (content A 1.0, summary B and tags C 0.5; normalisation 1 = divide by 1 + log(length)); the
+# tsvector column it reads is still maintained. Kept here for the one-query what-if only.
+RANK_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"
+RANK_NORMALIZATION = 1
+
+
+def tsquery_text(text: str) -> str | None:
+    """A ``to_tsquery`` expression for free text: its words, quoted, joined by OR."""
+    terms = query_terms(text) or query_terms(text, keep_stopwords=True)
+    return " | ".join(f"'{t}'" for t in terms) if terms else None
 
 
 def drop_vector_index(store: PostgresStore) -> None:

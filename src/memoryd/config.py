@@ -23,6 +23,8 @@ from pydantic_settings import (
 )
 
 from memoryd.models.fields import check_scope
+from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
+from memoryd.retrieval.relevance import DEFAULT_RECALL_THRESHOLD
 
 
 def default_home() -> Path:
@@ -61,29 +63,35 @@ class Settings(BaseSettings):
     # Writes
     max_content_bytes: int = Field(default=64 * 1024, ge=16)
 
-    # Retrieval
-    # Tuned on the BEAM development data (bench/results/recall.md): k=5 with the vector
-    # list weighted 2:1 beat the textbook k=60, 1:1 by +0.059 hit@5 (0.668 vs 0.609).
-    rrf_k: int = Field(default=5, ge=1)
-    keyword_weight: float = Field(default=1.0, ge=0.0)
-    vector_weight: float = Field(default=2.0, ge=0.0)
+    # Retrieval (docs/ranking.md; measured in bench/results/recall.md)
+    # relevance: every candidate's P(relevant) from a model over both sides' evidence (the
+    # fusion and the score in one); rrf: reciprocal rank fusion (rrf_k and the weights).
+    fusion: Literal["relevance", "rrf"] = "relevance"
+    bm25_k1: float = Field(default=DEFAULT_K1, ge=0.0, le=100.0, description="BM25 saturation.")
+    bm25_b: float = Field(default=DEFAULT_B, ge=0.0, le=1.0, description="BM25 length norm.")
     candidate_pool: int = Field(default=50, ge=1, le=2000)
+    # Hits at least this likely relevant go into recall blocks; search and tier widening
+    # count them as relevant.
+    recall_threshold: float = Field(default=DEFAULT_RECALL_THRESHOLD, ge=0.0, le=1.0)
+    rrf_k: int = Field(default=5, ge=1, description="RRF constant (fusion = rrf).")
+    keyword_weight: float = Field(default=1.0, ge=0.0, description="RRF weight (fusion = rrf).")
+    vector_weight: float = Field(default=2.0, ge=0.0, description="RRF weight (fusion = rrf).")
     mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
     hnsw_threshold: int = Field(
         default=20_000, ge=0, description="Above this many vectors, search an HNSW graph."
     )
     hnsw_ef_search: int = Field(default=128, ge=8)
 
-    # Cognitive ranking: final = relevance first, then retention, recency, importance.
+    # Cognitive ranking: retention, recency and importance (blended by these weights) reorder
+    # only hits whose relevance log-odds are within rank_close_margin of each other.
     cognitive_ranking: bool = True
-    rank_relevance_weight: float = Field(default=0.85, ge=0.0)
+    rank_close_margin: float = Field(default=0.1, ge=0.0, le=5.0)  # ranking.DEFAULT_CLOSE_MARGIN
     rank_retention_weight: float = Field(default=0.05, ge=0.0)
     rank_recency_weight: float = Field(default=0.05, ge=0.0)
     rank_importance_weight: float = Field(default=0.05, ge=0.0)
     recency_half_life_days: float = Field(default=30.0, gt=0.0)
-    # Tiers: search hot first, widen to warm and cold while fewer than this many good hits.
+    # Tiers: search hot first, widen to warm and cold while fewer than this many relevant hits.
     tier_min_results: int = Field(default=3, ge=0)
-    tier_min_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
     # Spreading activation over edges.
     activation: bool = True
     activation_decay: float = Field(default=0.7, gt=0.0, le=1.0)

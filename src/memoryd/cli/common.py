@@ -58,7 +58,7 @@ def hits_table(hits: list[SearchHit]) -> Table:
     for i, h in enumerate(hits, start=1):
         table.add_row(
             str(i),
-            f"{h.score:.3f}",
+            f"{h.score:.3f}" if h.score >= 0.001 else f"{h.score:.0e}",
             "-" if h.keyword_rank is None else f"#{h.keyword_rank}",
             "-" if h.semantic_similarity is None else f"{h.semantic_similarity:.2f}",
             h.memory.id,

@@ -112,16 +112,19 @@ def search(
     mmr: bool = typer.Option(False, help="Diversify results (MMR)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Search memories (BM25 + vectors, fused)."""
+    """Search memories (BM25 + vectors, ranked by relevance; score = how likely relevant)."""
     with engine_from(ctx) as mem:
         hits = mem.search(
             query, limit, mode=mode, timeframe=timeframe, node_types=node_type or None,
             tags=tags or None, scope=scope, min_score=min_score, mmr=mmr,
         )
+        threshold = mem.settings.recall_threshold
     if as_json:
         print_json([h.model_dump(mode="json") for h in hits])
-    else:
-        console.print(hits_table(hits))
+        return
+    console.print(hits_table(hits))
+    if hits and all(h.score < threshold for h in hits):
+        console.print(f"nothing relevant: no result reaches the recall threshold ({threshold:g})")
 
 
 def stats(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:

@@ -1,27 +1,22 @@
-"""Cognitive re-ranking: relevance first, then retention, recency and importance.
+"""Cognitive re-ranking that never costs recall: retention, recency and importance break
+near-ties of calibrated relevance, and associations only fill free slots.
 
-    final = w_rel * relevance + w_ret * retention + w_rec * recency + w_imp * importance
-
-divided by the sum of the weights, so ``final`` stays in [0, 1]. ``relevance`` is the
-fused RRF score scaled to [0, 1], times ``0.5 + 0.5 * s`` where ``s`` is the hit's cosine
-similarity relative to the best in the list (1 when the search had no vector side). RRF
-alone is rank-based and nearly flat at the top (1.0, 0.98, 0.97, ... for a one-list
-result), so without the similarity factor an unrelated but fresh memory one rank below
-a relevant old one would overtake it; ``retention`` is :func:`scheduling.retention_score`
-(the FSRS-6 curve blended with dual strength); ``recency`` halves every
-``half_life_days`` since the memory was last updated; ``importance`` is the memory's own.
-With the default weights (0.85 / 0.05 / 0.05 / 0.05) relevance dominates: the other
-three together can move a memory past one whose relevance is at most 0.15 higher,
-enough to put the current version of a fact above a stale one of similar relevance
-without letting a fresh but unrelated memory outrank a relevant one. The recall
-benchmark (bench/results/recall.md) compares this against plain hybrid search.
+A hit's relevance is a calibrated probability (:mod:`memoryd.retrieval.relevance`), so the
+cognitive signals do not compete with it in a weighted sum: they blend into a bonus in
+[0, 1] (``retention`` is :func:`scheduling.retention_score`, the FSRS-6 curve blended with
+dual strength; ``recency`` halves every ``half_life_days`` since the memory was last
+updated; ``importance`` is the memory's own), and the bonus may move a hit only past hits
+whose relevance is within a margin of its own (:func:`order_within_margin`). That is
+enough to put the current version of a fact above a stale one of about the same relevance,
+and never lets a fresh but unrelated memory outrank a relevant one. The recall benchmark
+(bench/results/recall.md) measures both.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from memoryd.cognition.scheduling import retention_score
@@ -30,9 +25,8 @@ from memoryd.models import Memory, SearchHit, as_utc
 
 @dataclass(frozen=True)
 class RankingWeights:
-    """Weights of the final score; see the module docstring."""
+    """How much each signal counts in the near-tie bonus (only their ratios matter)."""
 
-    relevance: float = 0.85
     retention: float = 0.05
     recency: float = 0.05
     importance: float = 0.05
@@ -43,34 +37,6 @@ def recency(updated_at: datetime, now: datetime, half_life_days: float) -> float
     """1.0 now, 0.5 after one half-life, decaying exponentially (future times count as now)."""
     age_days = max(0.0, (as_utc(now) - as_utc(updated_at)).total_seconds() / 86400.0)
     return 0.5 ** (age_days / half_life_days)
-
-
-def rescore(hits: list[SearchHit], now: datetime, weights: RankingWeights) -> list[SearchHit]:
-    """Hits with ``retention`` filled in and ``score`` recomputed, best first."""
-    total = weights.relevance + weights.retention + weights.recency + weights.importance
-    if total <= 0:
-        return hits
-    sims = [h.semantic_similarity for h in hits if h.semantic_similarity is not None]
-    best = max(sims) if sims else 0.0
-    out = []
-    for hit in hits:
-        memory = hit.memory
-        kept = retention_score(memory.state, now)
-        score = (
-            weights.relevance * hit.fused_score * _similarity_factor(hit, best, bool(sims))
-            + weights.retention * kept
-            + weights.recency * recency(memory.updated_at, now, weights.half_life_days)
-            + weights.importance * memory.importance
-        ) / total
-        out.append(hit.model_copy(update={"score": score, "retention": kept}))
-    return sorted(out, key=lambda h: -h.score)
-
-
-def _similarity_factor(hit: SearchHit, best: float, has_vectors: bool) -> float:
-    if not has_vectors or best <= 0:
-        return 1.0
-    similarity = max(0.0, hit.semantic_similarity or 0.0)
-    return 0.5 + 0.5 * min(1.0, similarity / best)
 
 
 # --------------------------------------------------------------------------- never costs recall
@@ -84,9 +50,9 @@ def _similarity_factor(hit: SearchHit, best: float, has_vectors: bool) -> float:
 # stays above it, and the reported score stays the calibrated relevance.
 
 #: How close (in log-odds) two calibrated relevances must be for the cognitive signals to
-#: reorder them: exp(0.1) = odds within 10.5% of each other. On BEAM (recency as the bonus)
-#: 0.1 changes hit@1 by 0, hit@5 by -2 and hit@10 by +1 of 355 questions; 0.25 and more
-#: cost recall (bench/results/recall.md, "Cognitive layer").
+#: reorder them: exp(0.1) = odds within 10.5% of each other. Through Engine.search on BEAM
+#: (held-out) 0.1 changes hit@1 by +1 and hit@5/hit@10 by 0 of 355 questions; 0.25 cost one
+#: hit@5 question and 0.5 three (bench/results/recall.md, "Engine.search as shipped").
 DEFAULT_CLOSE_MARGIN = 0.1
 _EPS = 1e-9
 
@@ -133,11 +99,15 @@ def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWei
                        margin: float = DEFAULT_CLOSE_MARGIN) -> list[SearchHit]:
     """Reorder hits whose ``score`` is a calibrated relevance: cognition breaks near-ties only.
 
-    Each hit keeps its ``score`` (the relevance) and gets ``retention`` filled in. The
-    bonuses are spread over [0, 1] across the hits (:func:`spread`), so the freshest,
-    best-kept memory gets the whole margin and the stalest none.
+    Each hit keeps its ``score`` (the relevance) and gets ``retention`` filled in. A hit moves
+    in proportion to how much fresher, better kept or more important it really is: the
+    bonuses are not rescaled across the hits, so memories written minutes apart (whose
+    bonuses differ by almost nothing) keep their relevance order. (Rescaling them to [0, 1]
+    gives such differences the whole margin: at margin 0.1 it costs 2 of 355 BEAM questions
+    at hit@5, while the unscaled bonus costs none; bench/results/recall.md, "Cognitive layer
+    as a near-tie breaker" and "Engine.search as shipped".)
     """
-    bonus = spread([cognitive_bonus(h.memory, now, weights) for h in hits])
+    bonus = [cognitive_bonus(h.memory, now, weights) for h in hits]
     order = order_within_margin([h.score for h in hits], bonus, margin)
     return [hits[i].model_copy(update={"retention": retention_score(hits[i].memory.state, now)})
             for i in order]

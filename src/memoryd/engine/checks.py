@@ -124,6 +124,14 @@ def check_query(query: Any, limit: Any, mode: Any) -> None:
         raise InvalidInput("mode must be hybrid, keyword or vector")
 
 
+def check_min_score(value: Any) -> None:
+    """A ``min_score`` (a relevance probability): None or a number in [0, 1]."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise InvalidInput("min_score must be a number between 0 and 1 (a relevance)")
+
+
 def parse_filters(filters: SearchFilters | Mapping[str, Any] | None,
                   **kwargs: Any) -> SearchFilters:
     """Filters from a model or a mapping plus keyword overrides; unknown names are refused."""

@@ -32,8 +32,8 @@ from memoryd.engine import (
     writes,
 )
 from memoryd.engine import codebase as codebase_memory
-from memoryd.engine.checks import check_content, check_query, parse_filters
 from memoryd.engine.admin import AdminMethods
+from memoryd.engine.checks import check_content, check_min_score, check_query, parse_filters
 from memoryd.engine.context import Access, Clock, EngineContext
 from memoryd.engine.facade_work import WorkMethods
 from memoryd.engine.kg_facade import KnowledgeGraphs
@@ -303,17 +303,24 @@ class Engine(AdminMethods, WorkMethods, DomainMethods):
                cognitive: bool | None = None, associations: bool | None = None,
                record_access: bool = True, session_key: str | None = None,
                **filter_kwargs: Any) -> list[SearchHit]:
-        """Hybrid search: BM25 and vector candidates fused by RRF, re-ranked, best first.
+        """Hybrid search: keyword (BM25) and vector candidates, ranked by relevance, best first.
 
-        ``hits[i].score`` is in [0, 1]; ``fused_score`` is the RRF part (1 = first in every
-        list) and ``keyword_rank``/``semantic_similarity`` show where it came from. Filters:
-        timeframe, since, until, node_types, categories, tags, tags_mode, scope, agent_id,
-        session_id, tiers, domains (any of), include_superseded. ``cognitive`` and
-        ``associations`` default to the settings; ``record_access`` strengthens the returned
-        memories a little, at most once per ``session_key``. ``query_vector`` skips embedding
-        the query.
+        ``hits[i].score`` is the probability that the hit is relevant, in [0, 1] and
+        comparable across queries and stores, so ``min_score`` drops what is unlikely to be
+        relevant (``settings.recall_threshold`` is the level recall uses). ``keyword_rank``,
+        ``keyword_score`` (memoryd's BM25) and ``semantic_similarity`` show where it came
+        from; ``fused_score`` is what ranked it (the probability, or the RRF score with
+        ``fusion = "rrf"``). ``mode="keyword"`` / ``"vector"`` rank by one side alone.
+        Filters: timeframe, since, until, node_types, categories, tags, tags_mode, scope,
+        agent_id, session_id, tiers, domains (any of), include_superseded. ``cognitive`` and ``associations``
+        default to the settings; ``record_access`` strengthens the returned memories a
+        little, at most once per ``session_key``. ``query_vector`` skips embedding the query.
+
+            >>> [h.memory.content for h in mem.search("when do we ship?", 3)]  # doctest: +SKIP
+            ['Deploys go out on Tuesdays after standup']
         """
         check_query(query, limit, mode)
+        check_min_score(min_score)
         s = self.settings
         if mode != "keyword" and query_vector is None and not self.model_ready:
             mode = "keyword"  # keyword_while_model_loads: answer now, not in a few seconds
@@ -329,13 +336,17 @@ class Engine(AdminMethods, WorkMethods, DomainMethods):
 
     def recall(self, text: str, filters: SearchFilters | Mapping[str, Any] | None = None, *,
                token_budget: int | None = None, max_items: int | None = None,
-               min_similarity: float = 0.25, session_key: str | None = None) -> recall.Recalled:
-        """The memories relevant to a prompt, formatted as a ``<system_memory>`` block."""
+               min_score: float | None = None, session_key: str | None = None) -> recall.Recalled:
+        """The memories relevant to a prompt, formatted as a ``<system_memory>`` block.
+
+        Only memories at least ``min_score`` likely relevant go in (default: the
+        ``recall_threshold`` setting); the block is empty when none is.
+        """
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("give a prompt or a query")
+        check_min_score(min_score)
         return recall.recall(self._ctx, text, self._reading(parse_filters(filters)),
-                             token_budget=token_budget,
-                             max_items=max_items, min_similarity=min_similarity,
+                             token_budget=token_budget, max_items=max_items, min_score=min_score,
                              session_key=session_key)
 
     def stats(self) -> dict[str, Any]:

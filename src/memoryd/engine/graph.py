@@ -145,35 +145,34 @@ def explore(ctx: EngineContext, memory_id: str, depth: int = 2) -> Neighbourhood
     return Neighbourhood(center=center, neighbours=neighbours, edges=list(all_edges.values()))
 
 
-def with_associations(ctx: EngineContext, hits: list[SearchHit],
-                      filters: SearchFilters) -> list[SearchHit]:
-    """Boost hits reached by spreading activation from the top hits; add associated memories.
+def associated_hits(ctx: EngineContext, hits: list[SearchHit],
+                    filters: SearchFilters) -> list[SearchHit]:
+    """Memories reached by spreading activation from the top relevant hits, as hits marked
+    ``association=True``, strongest first; the hits themselves are never among them.
 
-    Seeds are the top ``activation_seeds`` hits, activated with their score. A hit
-    that is also reached gets ``+ activation * 0.1``; a memory reached that is not a hit
-    (and passes the filters) joins with score ``activation * weakest seed score`` and
-    ``association=True``.
+    Seeds are the first ``activation_seeds`` hits that reach the recall threshold, activated
+    with their score relative to the best seed (the best starts at 1). A memory reached
+    (that passes the filters) scores ``activation × the weakest seed's score``: never more
+    than a hit it was reached from.
     """
     settings = ctx.settings
-    if not hits or settings.activation_seeds == 0 or settings.activation_hops == 0:
-        return hits
-    seeds = {h.memory.id: h.score for h in hits[: settings.activation_seeds]}
+    seeds = [h for h in hits if not h.association and h.score >= settings.recall_threshold]
+    seeds = seeds[: settings.activation_seeds]
+    if not seeds or settings.activation_hops == 0:
+        return []
+    best = max(h.score for h in seeds)
     now = ctx.clock()
     params = ActivationParams(settings.activation_decay, settings.activation_hops,
                               settings.activation_threshold)
-    reached = spread(seeds, lambda ids: ctx.store.edges_of(ids, now=now), params)
-    if not reached:
-        return hits
-    by_id = {h.memory.id: h for h in hits}
-    out = []
-    for hit in hits:
-        act = reached.get(hit.memory.id)
-        out.append(hit.model_copy(update={"score": hit.score + 0.1 * act.activation}) if act else hit)
-    newcomers = [mid for mid in reached if mid not in by_id]
-    if newcomers:
-        allowed = ctx.store.matching_ids(newcomers, ctx.access.narrow(filters), now=now)
-        floor = min(seeds.values())
-        for mid, memory in ctx.get_many(sorted(allowed)).items():
-            score = reached[mid].activation * floor
-            out.append(SearchHit(memory=memory, score=score, fused_score=0.0, association=True))
-    return sorted(out, key=lambda h: -h.score)
+    reached = spread({h.memory.id: h.score / best for h in seeds},
+                     lambda ids: ctx.store.edges_of(ids, now=now), params)
+    known = {h.memory.id for h in hits}
+    newcomers = [mid for mid in reached if mid not in known]
+    if not newcomers:
+        return []
+    allowed = ctx.store.matching_ids(newcomers, ctx.access.narrow(filters), now=now)
+    floor = min(h.score for h in seeds)
+    out = [SearchHit(memory=memory, score=reached[mid].activation * floor, fused_score=0.0,
+                     association=True)
+           for mid, memory in ctx.get_many(sorted(allowed)).items()]
+    return sorted(out, key=lambda h: (-h.score, h.memory.id))

@@ -29,24 +29,25 @@ def recall(
     *,
     token_budget: int | None = None,
     max_items: int | None = None,
-    min_similarity: float = 0.25,
+    min_score: float | None = None,
     session_key: str | None = None,
 ) -> Recalled:
-    """Search with the last ``MAX_QUERY_CHARS`` of ``text`` and format the best hits.
+    """Search with the last ``MAX_QUERY_CHARS`` of ``text`` and format the relevant hits.
 
-    Vector-only matches less similar than ``min_similarity`` are dropped: a prompt about
-    something the memory never heard of yields an empty block.
+    Hits less likely relevant than ``min_score`` (default: the ``recall_threshold``
+    setting) are dropped: a prompt about something the memory never heard of yields an
+    empty block.
     """
-    budget = token_budget or ctx.settings.recall_token_budget
-    items = max_items or ctx.settings.recall_max_items
+    settings = ctx.settings
+    budget = token_budget or settings.recall_token_budget
+    items = max_items or settings.recall_max_items
     query = text.strip()[-MAX_QUERY_CHARS:]
     options = SearchOptions(limit=min(100, items * 2), mmr=True, session_key=session_key,
-                            mmr_lambda=ctx.settings.mmr_lambda,
-                            cognitive=ctx.settings.cognitive_ranking,
-                            associations=ctx.settings.activation)
-    hits = [h for h in run_search(ctx, query, filters, options)
-            if h.semantic_similarity is None or h.keyword_rank is not None
-            or h.semantic_similarity >= min_similarity]
+                            mmr_lambda=settings.mmr_lambda,
+                            min_score=settings.recall_threshold if min_score is None else min_score,
+                            cognitive=settings.cognitive_ranking,
+                            associations=settings.activation)
+    hits = run_search(ctx, query, filters, options)
     block = build_block([h.memory for h in hits], ctx.clock(), token_budget=budget,
                         max_items=items)
     return Recalled(block, {h.memory.id: h for h in hits}, query, budget)

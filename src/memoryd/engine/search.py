@@ -1,32 +1,39 @@
-"""The read path: candidates → fuse → rescore → associate → diversify → cut → record.
+"""The read path: candidates → relevance → cognitive near-ties → diversify → associate → cut.
 
-1. Keyword (BM25) and vector candidates from the store, fused by RRF, among the memories the
-   caller may see (the filters are narrowed to its bindings before the store is asked).
+1. Candidates from both sides, each described by both, scored by the relevance model
+   (:mod:`memoryd.engine.candidates`): ``score`` is P(relevant) in [0, 1], comparable across
+   queries and stores. Only memories the caller may see are asked for (the filters are
+   narrowed to its bindings first).
 2. Tiers: unless the caller names tiers, look in the hot tier first and widen to warm,
-   then cold, while fewer than ``tier_min_results`` good hits (a keyword match or a
-   semantic similarity of at least ``tier_min_similarity``) were found.
-3. Cognitive re-ranking (relevance first; see cognition/ranking.py).
-4. Spreading activation from the top hits adds or boosts associated memories.
-5. ``min_score``, then MMR diversity if asked, then the limit.
+   then cold, while fewer than ``tier_min_results`` hits reach the recall threshold.
+3. The cognitive layer (:mod:`memoryd.cognition.ranking`): retention, recency and
+   importance reorder only hits whose relevance is within ``rank_close_margin`` (in
+   log-odds) of each other, so it never puts a clearly less relevant memory above a
+   clearly more relevant one. It applies where hits are ranked by relevance (hybrid search
+   with ``fusion = "relevance"``).
+4. ``min_score`` (a relevance), then MMR diversity if asked, then the limit.
+5. Spreading activation from the top relevant hits: associated memories fill only the
+   slots the direct hits leave free, never pushing a direct hit out.
 6. The testing effect: returned memories are strengthened a little (once per session).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
-from memoryd.cognition.ranking import RankingWeights, rescore
+from memoryd.cognition.ranking import RankingWeights, logit, place_associations, rescore_calibrated
+from memoryd.engine.candidates import SearchMode, gather, hits_of, ordered, score
 from memoryd.engine.context import EngineContext
 from memoryd.engine.feedback import record_retrieval
-from memoryd.engine.graph import with_associations
+from memoryd.engine.graph import associated_hits
 from memoryd.models import SearchFilters, SearchHit, Tier
-from memoryd.retrieval.fusion import reciprocal_rank_fusion
 from memoryd.retrieval.mmr import mmr_order
+from memoryd.retrieval.tokens import query_terms
 
-SearchMode = Literal["hybrid", "keyword", "vector"]
+__all__ = ["SearchMode", "SearchOptions", "run_search"]
+
 _TIER_PASSES: tuple[list[Tier], ...] = (["hot"], ["hot", "warm"])
 
 
@@ -54,47 +61,51 @@ def run_search(
 ) -> list[SearchHit]:
     """Run the whole read path and return at most ``options.limit`` hits."""
     filters = ctx.access.narrow(filters)
-    if options.mode != "keyword" and query_vector is None:
+    if query_vector is None:
+        # Every mode embeds the query: the score needs the cosine of keyword candidates too.
         query_vector = ctx.embedder.embed([query])[0]
-    hits = _tiered_candidates(ctx, query, filters, options, query_vector)
-    now = ctx.clock()
-    if options.cognitive:
-        s = ctx.settings
-        weights = RankingWeights(s.rank_relevance_weight, s.rank_retention_weight,
-                                 s.rank_recency_weight, s.rank_importance_weight,
-                                 s.recency_half_life_days)
-        hits = rescore(hits, now, weights)
-    if options.associations:
-        hits = with_associations(ctx, hits, filters)
+    hits = _tiered_candidates(ctx, query_terms(query), query_vector, filters, options)
+    if options.cognitive and _by_relevance(ctx, options):
+        hits = rescore_calibrated(hits, ctx.clock(), _weights(ctx), ctx.settings.rank_close_margin)
     if options.min_score is not None:
         hits = [h for h in hits if h.score >= options.min_score]
     if options.mmr and len(hits) > 1:
         hits = _diversify(ctx, hits, options.limit, options.mmr_lambda)
     hits = hits[: options.limit]
+    if options.associations and len(hits) < options.limit:
+        associated = associated_hits(ctx, hits, filters)
+        if options.min_score is not None:
+            associated = [h for h in associated if h.score >= options.min_score]
+        hits = place_associations(hits, associated, options.limit)
     if options.record_access:
         record_retrieval(ctx, hits, options.session_key)
     return hits
 
 
-def _tiered_candidates(
-    ctx: EngineContext,
-    query: str,
-    filters: SearchFilters,
-    options: SearchOptions,
-    query_vector: np.ndarray | None,
-) -> list[SearchHit]:
+def _by_relevance(ctx: EngineContext, options: SearchOptions) -> bool:
+    return options.mode == "hybrid" and ctx.settings.fusion == "relevance"
+
+
+def _weights(ctx: EngineContext) -> RankingWeights:
+    s = ctx.settings
+    return RankingWeights(retention=s.rank_retention_weight, recency=s.rank_recency_weight,
+                          importance=s.rank_importance_weight,
+                          half_life_days=s.recency_half_life_days)
+
+
+def _tiered_candidates(ctx: EngineContext, terms: list[str], vector: np.ndarray,
+                       filters: SearchFilters, options: SearchOptions) -> list[SearchHit]:
     settings = ctx.settings
     if filters.tiers is not None or settings.tier_min_results == 0:
-        return _candidates(ctx, query, filters, options, query_vector)
+        return _candidates(ctx, terms, vector, filters, options)
     wanted = min(settings.tier_min_results, options.limit)
     for tiers in _TIER_PASSES:
-        hits = _candidates(ctx, query, filters.model_copy(update={"tiers": tiers}), options,
-                           query_vector)
-        good = sum(1 for h in hits if h.keyword_rank is not None
-                   or (h.semantic_similarity or -1.0) >= settings.tier_min_similarity)
-        if good >= wanted or not _has_colder(ctx, tiers):
+        hits = _candidates(ctx, terms, vector, filters.model_copy(update={"tiers": tiers}),
+                           options)
+        relevant = sum(1 for h in hits if h.score >= settings.recall_threshold)
+        if relevant >= wanted or not _has_colder(ctx, tiers):
             return hits
-    return _candidates(ctx, query, filters, options, query_vector)
+    return _candidates(ctx, terms, vector, filters, options)
 
 
 def _has_colder(ctx: EngineContext, tiers: list[Tier]) -> bool:
@@ -104,50 +115,24 @@ def _has_colder(ctx: EngineContext, tiers: list[Tier]) -> bool:
     ) > 0
 
 
-def _candidates(
-    ctx: EngineContext,
-    query: str,
-    filters: SearchFilters,
-    options: SearchOptions,
-    query_vector: np.ndarray | None,
-) -> list[SearchHit]:
-    settings = ctx.settings
-    pool = max(settings.candidate_pool, options.limit * 3)
-    now = ctx.clock()
-    keyword = (ctx.store.keyword_search(query, filters, now=now, limit=pool)
-               if options.mode != "vector" else [])
-    vector = (ctx.store.vector_search(query_vector, filters, now=now, limit=pool)
-              if options.mode != "keyword" and query_vector is not None else [])
-    hybrid = options.mode == "hybrid"
-    fused = reciprocal_rank_fusion(
-        keyword,
-        vector,
-        k=settings.rrf_k,
-        keyword_weight=settings.keyword_weight if hybrid else 1.0,
-        vector_weight=settings.vector_weight if hybrid else 1.0,
-    )
-    # Re-ranking moves hits only a little (relevance dominates), so the tail of the
-    # fused list never reaches the top: hydrate just the head.
-    fused = fused[: max(options.limit * 3, 30)]
-    memories = ctx.get_many([f.memory_id for f in fused])
-    return [
-        SearchHit(
-            memory=memories[f.memory_id],
-            score=f.fused,
-            fused_score=f.fused,
-            keyword_rank=f.keyword_rank,
-            keyword_score=f.keyword_score,
-            semantic_rank=f.semantic_rank,
-            semantic_similarity=f.semantic_similarity,
-        )
-        for f in fused
-        if f.memory_id in memories
-    ]
+def _candidates(ctx: EngineContext, terms: list[str], vector: np.ndarray,
+                filters: SearchFilters, options: SearchOptions) -> list[SearchHit]:
+    pool = max(ctx.settings.candidate_pool, options.limit)
+    evidence = gather(ctx, terms, vector, filters, options.mode, pool)
+    ranked = ordered(ctx, evidence, score(ctx, evidence), options.mode)
+    head = max(options.limit * 3, 30)
+    if options.cognitive and _by_relevance(ctx, options) and len(ranked) > options.limit:
+        # Hydrate every hit the near-tie layer could lift into the first ``limit``.
+        floor = logit(ranked[options.limit - 1][0].probability) - ctx.settings.rank_close_margin
+        while head < len(ranked) and logit(ranked[head][0].probability) >= floor:
+            head += 1
+    return hits_of(ctx, evidence, ranked, head)
 
 
 def _diversify(ctx: EngineContext, hits: list[SearchHit], limit: int, lam: float) -> list[SearchHit]:
     vectors = ctx.store.vectors([h.memory.id for h in hits])
     dims = ctx.embedder.dims
     matrix = np.stack([vectors.get(h.memory.id, np.zeros(dims, np.float32)) for h in hits])
-    order = mmr_order([h.score for h in hits], matrix, lam=lam, limit=limit)
+    # Relevance for MMR is what ranked the hits (the probability, BM25, cosine or RRF).
+    order = mmr_order([h.fused_score for h in hits], matrix, lam=lam, limit=limit)
     return [hits[i] for i in order]

@@ -130,7 +130,7 @@ UTCDateTime = Annotated[datetime, AfterValidator(check_utc)]
 Scope = Annotated[str, AfterValidator(check_scope), Field(
     description="'user' (default) or 'project:<name>'.")]
 Tags = Annotated[list[str], AfterValidator(clean_tags), Field(
-    max_length=64, description="Labels (each at most 64 characters).")]
+    max_length=64, description="Labels (64 characters at most each).")]
 Metadata = Annotated[dict[str, Any], AfterValidator(check_json), Field(
     description="Free-form JSON object (at most 10 levels deep, 64 KiB).")]
 DomainName = Annotated[str, AfterValidator(check_domain_name), Field(

@@ -203,7 +203,7 @@ def vestige_search(engine: Engine, data: VestigeSearchInput, caller: Caller) -> 
             and (data.min_retention is None or (h.retention or 1.0) >= data.min_retention)
             and h.memory.node_type not in (data.exclude_types or [])]
     items = _within_budget([SearchItem.of(h, data.detail_level) for h in hits], data.token_budget)
-    return SearchOutput(query=data.query, total=len(items), results=items)
+    return SearchOutput.of_items(engine, data.query, items)
 
 
 def _within_budget(items: list[SearchItem], budget: int | None) -> list[SearchItem]:

@@ -47,8 +47,10 @@ class RecallInput(Strict):
     scope: str | None = None
     timeframe: Timeframe | None = None
     node_types: list[NodeType] | None = None
-    min_similarity: float = Field(
-        0.25, ge=-1.0, le=1.0, description="Drop vector-only matches less similar than this."
+    min_score: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="Leave out memories less likely relevant than this (0-1); default: the "
+                    "server's recall threshold.",
     )
 
     @model_validator(mode="after")
@@ -107,7 +109,7 @@ def recall(engine: Engine, data: RecallInput, caller: Caller) -> RecallOutput:
         {k: v for k, v in filters.items() if v is not None},
         token_budget=data.token_budget,
         max_items=data.max_items,
-        min_similarity=data.min_similarity,
+        min_score=data.min_score,
         session_key=data.session_key,
     )
     now = engine.clock()

@@ -87,17 +87,35 @@ class SearchItem(BaseModel):
 
 
 class SearchOutput(BaseModel):
-    """Search results, best first."""
+    """Search results, best first, and how many of them are likely relevant."""
 
     query: str
     total: int
+    relevant: int = Field(description="How many results are likely relevant (score at or above "
+                          "the recall threshold); 0 means nothing relevant was found.")
     results: list[SearchItem]
 
+    @classmethod
+    def of(cls, engine: Engine, query: str, hits: list[SearchHit],
+           detail: str = "summary") -> SearchOutput:
+        return cls.of_items(engine, query, [SearchItem.of(h, detail) for h in hits])
+
+    @classmethod
+    def of_items(cls, engine: Engine, query: str, items: list[SearchItem]) -> SearchOutput:
+        """The output for ``items``, counting those at or above the recall threshold."""
+        threshold = engine.settings.recall_threshold
+        return cls(query=query, total=len(items), results=items,
+                   relevant=sum(1 for i in items if i.score >= threshold))
+
     def as_text(self) -> str:
+        if not self.results:
+            return "No memories found."
+        head = (f"Nothing likely relevant; the {self.total} closest memories:" if not self.relevant
+                else f"{self.relevant} of {self.total} memories likely relevant:")
         views = [(SimpleNamespace(id=r.id, content=r.content, type=r.node_type, tags=r.tags,
                                   created=r.created_at, suspect=r.suspect), r.score)
                  for r in self.results]
-        return render_items(views, "No relevant memories.")  # type: ignore[arg-type]
+        return head + "\n" + render_items(views, "")  # type: ignore[arg-type]
 
 
 # --- search -------------------------------------------------------------------------
@@ -109,7 +127,8 @@ class SearchInput(FilterFields):
     mode: Literal["hybrid", "keyword", "vector"] = Field(
         "hybrid", description="hybrid (BM25 + vectors), keyword (BM25 only) or vector."
     )
-    min_score: float | None = Field(None, ge=0.0, le=1.0, description="Drop results scoring below.")
+    min_score: float | None = Field(None, ge=0.0, le=1.0, description="Drop results less "
+                                    "likely relevant than this (score = relevance, 0-1).")
     mmr: bool = Field(False, description="Diversify results (maximal marginal relevance).")
     detail_level: Literal["brief", "summary", "full"] = Field(
         "summary", description="brief: 200 chars of content; summary: 1000; full: the whole memory."
@@ -130,11 +149,12 @@ class SearchInput(FilterFields):
     idempotent=True,
 )
 def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
-    """Search long-term memory by meaning and keywords (hybrid BM25 + vector search, fused and
-    ranked by relevance, retention and recency). Use before answering anything that past
-    sessions may have covered: user preferences, project decisions, earlier errors and fixes.
-    Filters: timeframe (1h..all), node_types, tags, categories, scope, agent_id; as_of (what
-    was valid at that moment, replaced facts included); graph (knowledge-graph nodes only)."""
+    """Search long-term memory by meaning and keywords (hybrid BM25 + vector search ranked by
+    relevance; score = how likely a result is relevant, 0-1). Use before answering anything
+    that past sessions may have covered: user preferences, project decisions, earlier errors
+    and fixes. Filters: timeframe (1h..all), node_types, tags, categories, scope, agent_id;
+    as_of (what was valid at that moment, replaced facts included); graph (knowledge-graph
+    nodes only)."""
     hits = engine.search(
         data.query,
         data.limit,
@@ -144,8 +164,7 @@ def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
         mmr=data.mmr,
         session_key=data.session_key,
     )
-    items = [SearchItem.of(h, data.detail_level) for h in hits]
-    return SearchOutput(query=data.query, total=len(items), results=items)
+    return SearchOutput.of(engine, data.query, hits, data.detail_level)
 
 
 class MemoryRecallInput(Strict):
@@ -171,10 +190,12 @@ class MemoryRecallInput(Strict):
 )
 def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> SearchOutput:
     """Search memory for past events, diagnoses, decisions, errors and preferences, optionally
-    within a timeframe (1h..90d, all) and a category (e.g. error, diagnosis, system.*)."""
+    within a timeframe (1h..90d, all) and a category (e.g. error, diagnosis, system.*). Only
+    memories likely relevant are returned (none when nothing is)."""
     filters = {} if data.timeframe == "all" else {"timeframe": data.timeframe}
     fetch = data.limit if data.category is None else min(100, data.limit * 5)
-    hits = engine.search(data.query, fetch, filters=filters)
+    hits = engine.search(data.query, fetch, filters=filters,
+                         min_score=engine.settings.recall_threshold)
     if data.category is not None:
         pattern = data.category.lower()
         hits = [
@@ -183,5 +204,4 @@ def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> Se
             if fnmatch.fnmatchcase((h.memory.category or "").lower(), pattern)
             or h.memory.node_type == pattern
         ][: data.limit]
-    items = [SearchItem.of(h) for h in hits]
-    return SearchOutput(query=data.query, total=len(items), results=items)
+    return SearchOutput.of(engine, data.query, hits)

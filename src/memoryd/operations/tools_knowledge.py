@@ -64,7 +64,7 @@ def tool_codebase(engine: Engine, data: ToolCodebaseInput,
                   caller: Caller) -> ToolCodebaseOutput:
     """How a codebase works: remember_pattern (name, text), remember_decision (text, rationale,
     alternatives), get_context (its patterns, decisions, due intentions; call it when starting
-    work). files narrows all three to the files concerned."""
+    work); files narrows all three."""
     data = data.rich()  # type: ignore[assignment]
     if data.action == "remember_pattern":
         memory = engine.remember_pattern(data.name, data.description, data.files, data.codebase)

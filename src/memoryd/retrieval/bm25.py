@@ -57,6 +57,15 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class KeywordPool:
+    """What a store hands back for one keyword query: the corpus statistics and the
+    candidates (best first by the store's BM25), each with its query-term counts."""
+
+    stats: CorpusStats
+    candidates: list[Candidate]
+
+
+@dataclass(frozen=True)
 class KeywordEvidence:
     """BM25 score of one candidate plus its corpus-independent readings (both in [0, 1])."""
 
@@ -72,6 +81,36 @@ def idf(term: str, stats: CorpusStats) -> float:
     return math.log(1.0 + (stats.documents - df + 0.5) / (df + 0.5))
 
 
+@dataclass(frozen=True)
+class Bm25Parameters:
+    """BM25 for one query as ``Σ weight(t) · tf / (tf + constant + slope · length)``.
+
+    The same arithmetic, in the same order, as the stores' SQL (memoryd.store.terms), so a
+    score computed here equals the one a store ranked by, to the last bit for one term.
+    """
+
+    weights: dict[str, float]  # idf(t) · (k1 + 1)
+    constant: float  # k1 · (1 - b)
+    slope: float  # k1 · b / average length
+
+    @classmethod
+    def of(cls, terms: Sequence[str], stats: CorpusStats, *, k1: float = DEFAULT_K1,
+           b: float = DEFAULT_B) -> Bm25Parameters:
+        _check_parameters(k1, b)
+        average = stats.average_length if stats.average_length > 0 else 1.0
+        return cls({t: idf(t, stats) * (k1 + 1.0) for t in dict.fromkeys(terms)},
+                   k1 * (1.0 - b), k1 * b / average)
+
+    def score(self, candidate: Candidate) -> float:
+        """BM25 of one candidate."""
+        total = 0.0
+        for term, weight in self.weights.items():
+            tf = candidate.term_frequency.get(term, 0)
+            if tf > 0:
+                total += weight * tf / (tf + self.constant + self.slope * candidate.length)
+        return total
+
+
 def bm25_scores(
     terms: Sequence[str],
     candidates: Sequence[Candidate],
@@ -81,19 +120,8 @@ def bm25_scores(
     b: float = DEFAULT_B,
 ) -> list[float]:
     """BM25 score of each candidate for the query ``terms`` (distinct, stemmed)."""
-    _check_parameters(k1, b)
-    weights = {t: idf(t, stats) for t in dict.fromkeys(terms)}
-    average = stats.average_length if stats.average_length > 0 else 1.0
-    scores = []
-    for cand in candidates:
-        norm = k1 * (1.0 - b + b * cand.length / average)
-        total = 0.0
-        for term, weight in weights.items():
-            tf = cand.term_frequency.get(term, 0)
-            if tf > 0:
-                total += weight * tf * (k1 + 1.0) / (tf + norm)
-        scores.append(total)
-    return scores
+    parameters = Bm25Parameters.of(terms, stats, k1=k1, b=b)
+    return [parameters.score(cand) for cand in candidates]
 
 
 def keyword_evidence(

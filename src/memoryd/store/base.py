@@ -8,7 +8,9 @@ per memory it touches, appends the matching entry to the hash-chained audit ledg
 
 Backends store whatever vectors they are given; embedding happens in the engine.
 They do filtering and candidate generation (keyword and vector); fusion and
-cognitive re-ranking happen above them.
+cognitive re-ranking happen above them. The keyword index (terms, document frequencies,
+lengths) is kept in the same transaction as every memory write and counted once, in
+:mod:`memoryd.store.terms`, so that both backends rank keywords by the same BM25.
 
 The policy (which fields a change may set, what history records, what a purge scrubs) is
 written once in :mod:`memoryd.store.policy` and the filters once in
@@ -25,6 +27,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable, ClassVar, Iterator, Literal
 
 import numpy as np
@@ -34,7 +37,6 @@ from memoryd.ledger import LedgerEntry
 from memoryd.models import (
     ApiKey,
     Edge,
-    GraphFileState,
     HistoryEntry,
     Intention,
     KeywordHit,
@@ -44,11 +46,15 @@ from memoryd.models import (
     StoreStats,
     VectorHit,
 )
+from memoryd.retrieval import bm25
+from memoryd.retrieval.bm25 import KeywordPool
+from memoryd.retrieval.tokens import query_terms
 from memoryd.store import policy
-from memoryd.store.contracts import Assignment, DomainTables, WorkTables
+from memoryd.store.contracts import Assignment, DomainTables, GraphFileTables, WorkTables
 from memoryd.store.filters import LIST_ORDERS
+from memoryd.store.terms import CandidateQuery
 
-__all__ = ["Actor", "Assignment", "KeywordHit", "ListOrder", "Store", "VectorHit"]
+__all__ = ["Actor", "Assignment", "KeywordHit", "KeywordPool", "ListOrder", "Store", "VectorHit"]
 
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
 
@@ -62,9 +68,9 @@ class Actor:
     key_label: str | None = None  # the API key the change came through, if any
 
 
-class Store(WorkTables, DomainTables, ABC):
-    """A memoryd store. Implementations: SQLiteStore, PostgresStore. The contract of task
-    memory, wait jobs and domains is in :mod:`memoryd.store.contracts`."""
+class Store(GraphFileTables, WorkTables, DomainTables, ABC):
+    """A memoryd store. Implementations: SQLiteStore, PostgresStore. The contract of graph
+    files, task memory, wait jobs and domains is in :mod:`memoryd.store.contracts`."""
 
     url: str
     backend: str
@@ -216,16 +222,82 @@ class Store(WorkTables, DomainTables, ABC):
     def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
         """How many memories match (all when no filters)."""
 
-    def keyword_search(
-        self, text: str, filters: SearchFilters, *, now: datetime, limit: int
-    ) -> list[KeywordHit]:
-        """BM25 candidates for free text (never raises on query syntax)."""
-        return self._keyword_search(text, filters, now, limit) if limit > 0 else []
+    # --- keyword index: memoryd's own BM25 (memoryd.store.terms) ---------
+    def keyword_candidates(
+        self,
+        terms: Sequence[str],
+        filters: SearchFilters,
+        *,
+        now: datetime,
+        limit: int,
+        k1: float = bm25.DEFAULT_K1,
+        b: float = bm25.DEFAULT_B,
+    ) -> KeywordPool:
+        """The best ``limit`` memories passing the filters by BM25 over ``terms`` (stemmed, as
+        :func:`memoryd.retrieval.tokens.query_terms` gives them), with the corpus statistics.
+
+        Every memory holding at least one of the terms is ranked, on every backend by the same
+        formula (:func:`memoryd.retrieval.bm25.bm25_scores`); each candidate carries its
+        length and its count of each query term.
+        """
+        distinct = list(dict.fromkeys(t for t in terms if t))
+        stats = self._corpus_stats(distinct)
+        if not distinct or limit <= 0 or stats.documents == 0:
+            return KeywordPool(stats, [])
+        query = CandidateQuery.of(distinct, stats, k1, b)
+        return KeywordPool(stats, self._keyword_candidates(query, filters, now, limit))
 
     @abstractmethod
-    def _keyword_search(self, text: str, filters: SearchFilters, now: datetime,
-                        limit: int) -> list[KeywordHit]:
-        """The backend's keyword candidates, best first."""
+    def _corpus_stats(self, terms: list[str]) -> bm25.CorpusStats:
+        """N, average length and the df of each term (:func:`memoryd.store.terms.corpus_stats`)."""
+
+    @abstractmethod
+    def _keyword_candidates(self, query: CandidateQuery, filters: SearchFilters, now: datetime,
+                            limit: int) -> list[bm25.Candidate]:
+        """Run :func:`memoryd.store.terms.candidates_sql`: a first pass over the best
+        ``FIRST_PASS``, and every match when the filters leave fewer than ``limit``."""
+
+    def term_frequencies(self, memory_ids: Sequence[str], terms: Sequence[str]) -> KeywordPool:
+        """The given memories' length and counts of ``terms`` (e.g. for vector candidates), in
+        the order given (missing ids are left out), with the corpus statistics."""
+        distinct = list(dict.fromkeys(t for t in terms if t))
+        ids = list(dict.fromkeys(memory_ids))
+        stats = self._corpus_stats(distinct)
+        if not ids:
+            return KeywordPool(stats, [])
+        found = {c.memory_id: c for c in self._term_frequencies(ids, distinct)}
+        return KeywordPool(stats, [found[i] for i in ids if i in found])
+
+    @abstractmethod
+    def _term_frequencies(self, memory_ids: list[str], terms: list[str]) -> list[bm25.Candidate]:
+        """Run :func:`memoryd.store.terms.frequencies_sql` (in chunks)."""
+
+    def keyword_search(
+        self, text: str, filters: SearchFilters, *, now: datetime, limit: int,
+        k1: float = bm25.DEFAULT_K1, b: float = bm25.DEFAULT_B,
+    ) -> list[KeywordHit]:
+        """BM25 hits for free text, best first (never raises on query syntax).
+
+        >>> [h.memory_id for h in store.keyword_search("deploy day", SearchFilters(),
+        ...                                             now=now, limit=5)]  # doctest: +SKIP
+        """
+        terms = query_terms(text)
+        pool = self.keyword_candidates(terms, filters, now=now, limit=limit, k1=k1, b=b)
+        scores = bm25.bm25_scores(terms, pool.candidates, pool.stats, k1=k1, b=b)
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], pool.candidates[i].memory_id))
+        return [KeywordHit(memory_id=pool.candidates[i].memory_id, score=scores[i]) for i in order]
+
+    def cosines(self, memory_ids: Sequence[str], vector: np.ndarray) -> dict[str, float]:
+        """Cosine similarity of the given memories' vectors to ``vector`` (e.g. for keyword
+        candidates); memories without a vector of its dimension are left out."""
+        query = np.asarray(vector, dtype=np.float64)
+        norm = float(np.linalg.norm(query))
+        out: dict[str, float] = {}
+        for memory_id, stored in self.vectors(list(dict.fromkeys(memory_ids))).items():
+            v = np.asarray(stored, dtype=np.float64)
+            if v.shape == query.shape and norm > 0 and np.any(v):
+                out[memory_id] = float(v @ query / (np.linalg.norm(v) * norm))
+        return out
 
     def vector_search(
         self, vector: np.ndarray, filters: SearchFilters, *, now: datetime, limit: int
@@ -332,19 +404,6 @@ class Store(WorkTables, DomainTables, ABC):
         """Every edge (expired ones too) whose source memory passes the filters: one query
         for a whole graph, where :meth:`edges_of` would take one per few hundred ids."""
 
-    # --- knowledge-graph files --------------------------------------------
-    @abstractmethod
-    def graph_file(self, path: str) -> GraphFileState | None:
-        """What the store remembers of the mirrored graph file at ``path`` (None if nothing)."""
-
-    @abstractmethod
-    def graph_files(self, scope: str) -> list[GraphFileState]:
-        """Every graph file mirroring ``scope``, the most recently synced first."""
-
-    @abstractmethod
-    def save_graph_file(self, state: GraphFileState) -> None:
-        """Insert or replace the state of one graph file (keyed by its path)."""
-
     # --- intentions ------------------------------------------------------
     @abstractmethod
     def save_intention(self, intention: Intention) -> None:
@@ -401,8 +460,9 @@ class Store(WorkTables, DomainTables, ABC):
 # translate their own: the error surfaces while they run, not when they are called).
 _TRANSLATED = (
     "health", "set_embedding_model", "insert", "update", "update_states", "delete",
-    "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_search",
-    "vector_search", "vectors", "history", "changes_since", "changes_between", "last_seq",
+    "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_candidates",
+    "term_frequencies", "keyword_search", "cosines", "vector_search", "vectors", "history",
+    "changes_since", "changes_between", "last_seq",
     "ledger_entries", "ledger_head", "stats", "backup", "restore", "export_rows",
     "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge", "edges_from", "graph_file",
     "graph_files", "save_graph_file",

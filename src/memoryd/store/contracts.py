@@ -1,17 +1,33 @@
 """Parts of the store contract kept beside :class:`~memoryd.store.base.Store` (which
-inherits them): task memory and wait jobs, and domains. Each backend implements them in a
-module of its own (``sqlite_work`` / ``postgres_work``, ``sqlite_domains`` /
-``postgres_domains``)."""
+inherits them): the knowledge graphs' mirrored files, task memory and wait jobs, and
+domains. The backends implement tasks and waits in ``sqlite_work`` / ``postgres_work`` and
+domains in ``sqlite_domains`` / ``postgres_domains``."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from typing import Any
 
-from memoryd.models import Domain, DomainProposal, Task, TaskMessage
+from memoryd.models import Domain, DomainProposal, GraphFileState, Task, TaskMessage
 
 #: A memory's domains (best first) and its similarity to every domain's centroid.
 Assignment = tuple[list[str], dict[str, float]]
+
+
+class GraphFileTables(ABC):
+    """What the store remembers of each mirrored graph file (its merge base and signature)."""
+
+    @abstractmethod
+    def graph_file(self, path: str) -> GraphFileState | None:
+        """What the store remembers of the mirrored graph file at ``path`` (None if nothing)."""
+
+    @abstractmethod
+    def graph_files(self, scope: str) -> list[GraphFileState]:
+        """Every graph file mirroring ``scope``, the most recently synced first."""
+
+    @abstractmethod
+    def save_graph_file(self, state: GraphFileState) -> None:
+        """Insert or replace the state of one graph file (keyed by its path)."""
 
 
 class WorkTables(ABC):

@@ -2,10 +2,9 @@
 
 It keeps the same contract as :class:`memoryd.store.sqlite.SQLiteStore`:
 
-* keyword search runs on a generated ``tsvector`` column (content weight A,
-  summary B, tags C) with a GIN index, queried with an OR of the query's words
-  (the same terms the SQLite backend gives FTS5, so user text never raises)
-  and ranked with ``ts_rank`` (higher is better);
+* keyword search ranks by memoryd's own BM25 over the term tables that
+  :mod:`memoryd.store.terms` keeps (the same tables, statistics and SQL as SQLite's, so
+  both backends rank keywords alike);
 * vector search runs on a ``vector(<dims>)`` column with an HNSW index
   (``vector_cosine_ops``); similarity is ``1 - cosine distance``; ``hnsw.ef_search``
   comes from the settings and iterative index scans keep filtered queries full;
@@ -68,6 +67,7 @@ from memoryd.store.postgres_rows import PostgresRows
 from memoryd.store.postgres_search import PostgresSearch
 from memoryd.store.postgres_work import PostgresWorkTables
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
+from memoryd.store.terms import TEXT_FIELDS, TermChanges, apply_changes
 
 _EXTRA_PARAMS = ("schema", "pool_min", "pool_max")
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
@@ -282,7 +282,20 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
                 + [m.seq, None if vectors is None else to_vector(vectors[i])]
                 for i, m in enumerate(out)
             ])
+            rowids = dict(cur.execute("SELECT id, rowid FROM memories WHERE id = ANY(%s)",
+                                      (ids,)).fetchall())
+            keywords = TermChanges()
+            for m in out:
+                keywords.add(rowids[m.id], m.content, m.summary, m.tags)
+            apply_changes(cur, "%s", keywords)
         return out
+
+    @staticmethod
+    def _rowid(cur: psycopg.Cursor[Any], memory_id: str) -> int:
+        row = cur.execute("SELECT rowid FROM memories WHERE id = %s", (memory_id,)).fetchone()
+        if row is None:
+            raise MemoryNotFound(memory_id)
+        return int(row[0])
 
     def _locked(self, cur: psycopg.Cursor[Any], memory_id: str) -> Memory:
         row = cur.execute(_SELECT + " WHERE m.id = %s FOR UPDATE", (memory_id,)).fetchone()
@@ -296,6 +309,11 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
             seq = self._record(cur, change.memory_id, change.operation, actor,
                                policy.update_details(before, change),
                                content=policy.content_after(before, change))
+            if TEXT_FIELDS & change.fields.keys():
+                keywords = TermChanges()
+                keywords.update(cur, "%s", self._rowid(cur, change.memory_id), before,
+                                change.fields)
+                apply_changes(cur, "%s", keywords)
             sets = {f: to_db(f, v) for f, v in change.fields.items()} | {"seq": seq}
             if change.vector is not None:
                 sets["embedding"] = to_vector(change.vector)
@@ -336,8 +354,11 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
                             (Jsonb(policy.PURGED_DETAILS), memory_id))
             self._record(cur, memory_id, "purge" if purge else "delete", actor,
                          policy.delete_details(before, purge), content=before.content)
-            # Edges and pending vectors go with it (ON DELETE CASCADE); the keyword
-            # entry and the vector are columns of the row itself.
+            keywords = TermChanges()
+            keywords.remove_held(cur, "%s", self._rowid(cur, memory_id))
+            apply_changes(cur, "%s", keywords)
+            # Edges and pending vectors go with it (ON DELETE CASCADE); the vector is a
+            # column of the row itself.
             cur.execute("DELETE FROM memories WHERE id = %s", (memory_id,))
             cur.execute("DELETE FROM session_access WHERE memory_id = %s", (memory_id,))
 

@@ -18,7 +18,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memoryd.errors import ModelMismatch, StoreError
-from memoryd.store import postgres_schema as schema_mod
+from memoryd.store import postgres_migrations as migrations
 from memoryd.store import postgres_vectors as vector_sql
 from memoryd.store.base import Actor
 from memoryd.store.postgres_codec import dumps, to_vector, utc
@@ -26,10 +26,12 @@ from memoryd.store.rows import (
     JSON_FIELDS,
     TABLES,
     VECTOR_FIELDS,
+    check_importable,
     check_table,
     from_json,
     to_json,
 )
+from memoryd.store.terms import TermChanges, apply_changes, clear_index
 
 DUMP_FORMAT = "memoryd-postgres-dump"
 DUMP_VERSION = 1
@@ -39,10 +41,32 @@ _POS = {
     "api_keys": "pos", "session_access": "pos", "watermarks": "pos", "reports": "id", "ledger": "seq",
     "tasks": "pos", "task_messages": "id", "wait_jobs": "pos", "graph_files": "pos",
     "domains": "pos", "domain_proposals": "pos", "domain_settings": "pos",
+    "term_stats": "pos", "term_totals": "id",
 }
 
 
 
+
+
+def _new_memories(cur: psycopg.Cursor[Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of a memories batch whose id the store does not hold yet (first of each id)."""
+    ids = [r["id"] for r in rows]
+    held = {r[0] for r in cur.execute("SELECT id FROM memories WHERE id = ANY(%s)", (ids,))}
+    fresh: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["id"] not in held:
+            fresh.setdefault(row["id"], row)
+    return list(fresh.values())
+
+
+def _index_memories(cur: psycopg.Cursor[Any], rows: list[dict[str, Any]]) -> None:
+    """Add just-imported memories to the keyword index (same transaction)."""
+    rowids = dict(cur.execute("SELECT id, rowid FROM memories WHERE id = ANY(%s)",
+                              ([r["id"] for r in rows],)).fetchall())
+    keywords = TermChanges()
+    for row in rows:
+        keywords.add(rowids[row["id"]], row["content"], row.get("summary"), row.get("tags"))
+    apply_changes(cur, "%s", keywords)
 
 
 class PostgresRows:
@@ -106,7 +130,7 @@ class PostgresRows:
         No history is recorded: history rows are themselves a table to import.
         Returns how many rows were inserted.
         """
-        check_table(table)
+        check_importable(table)
         if not rows:
             return 0
         try:
@@ -138,11 +162,14 @@ class PostgresRows:
             f"INSERT INTO {table} ({', '.join(columns)}) "
             f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT DO NOTHING"
         )
+        fresh = _new_memories(cur, rows) if table == "memories" else []
         inserted = 0
         cur.executemany(
             statement, [[value(f, r.get(f)) for f in fields] for r in rows], returning=False
         )
         inserted = cur.rowcount if cur.rowcount >= 0 else len(rows)
+        if fresh:
+            _index_memories(cur, fresh)
         if table == "history":
             cur.execute(
                 "SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
@@ -234,8 +261,10 @@ class PostgresRows:
                     cur.execute(
                         "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
                         "session_access, watermarks, reports, ledger, tasks, task_messages, "
-                        "wait_jobs, graph_files, domains, domain_proposals, domain_settings"
+                        "wait_jobs, graph_files, domains, domain_proposals, domain_settings, "
+                        "memory_terms, term_stats"
                     )
+                    clear_index(cur)
                     cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
                     if header.get("embedding_model") and header.get("embedding_dims"):
                         self._set_model(cur, header["embedding_model"], int(header["embedding_dims"]))
@@ -255,7 +284,7 @@ class PostgresRows:
                         "SELECT setval(%s, greatest(%s, (SELECT coalesce(max(seq), 0) FROM history)) + 1, false)",
                         (self._history_seq, high),
                     )
-                    schema_mod.start_ledger(cur)  # a backup from before the ledger existed
+                    migrations.start_ledger(cur)  # a backup from before the ledger existed
                     self._record(cur, "", "restore", Actor("restore"), {"from": str(path)})
             except psycopg.Error as exc:
                 raise StoreError(f"could not restore {path}: {exc}") from exc

@@ -1,5 +1,6 @@
-"""Search in the PostgreSQL store: keyword candidates from the generated ``tsvector`` column
-(GIN index), vector candidates from pgvector's HNSW index. A mixin of PostgresStore."""
+"""Search in the PostgreSQL store: keyword candidates from the term tables
+(:mod:`memoryd.store.terms`, the same SQL as SQLite's), vector candidates from pgvector's HNSW
+index. A mixin of PostgresStore."""
 
 from __future__ import annotations
 
@@ -12,53 +13,53 @@ import psycopg
 
 from memoryd.errors import StoreError
 from memoryd.models import SearchFilters
-from memoryd.retrieval.fts import query_terms
-from memoryd.store.base import KeywordHit, VectorHit
+from memoryd.retrieval.bm25 import Candidate, CorpusStats
+from memoryd.store.base import VectorHit
 from memoryd.store.postgres_codec import to_vector
-
-# ts_rank weights for labels {D, C, B, A}: content (A) 1.0, summary (B) and tags (C)
-# 0.5 each, as the SQLite backend weighs its FTS5 columns. ts_rank, not ts_rank_cd: an
-# OR query ranks every match (13% of a 100k store for a median bench query), and the
-# cover-density rank cost 1.7x as much there (bench/results/scale_100000.md).
-RANK_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"
-# Rank normalisation 1: divide by 1 + log(document length), a mild length penalty.
-RANK_NORMALIZATION = 1
-
-
-def tsquery_text(text: str) -> str | None:
-    """A ``to_tsquery`` expression for free text: its words, quoted, joined by OR.
-
-    Words are ``\\w+`` tokens (as for SQLite's FTS5), so no operator or quote of the user's
-    text ever reaches the query parser.
-    """
-    terms = query_terms(text) or query_terms(text, keep_stopwords=True)
-    if not terms:
-        return None
-    return " | ".join(f"'{t}'" for t in terms)
+from memoryd.store.terms import (
+    FIRST_PASS,
+    CandidateQuery,
+    candidates_from_rows,
+    candidates_sql,
+    corpus_stats,
+    frequencies_sql,
+)
 
 
 class PostgresSearch:
-    """keyword_search, vector_search and vectors of PostgresStore."""
+    """Keyword and vector candidates and vectors of PostgresStore."""
 
     _ef_search: int
 
     _conn: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]  # PostgresStore's
     _where: Callable[[SearchFilters, datetime], tuple[str, list[Any]]]
 
-    def _keyword_search(self, text: str, filters: SearchFilters, now: datetime,
-                        limit: int) -> list[KeywordHit]:
-        query = tsquery_text(text)
-        if query is None:
-            return []
+    def _corpus_stats(self, terms: list[str]) -> CorpusStats:
+        with self._conn() as conn:
+            return corpus_stats(conn, "%s", terms)
+
+    def _keyword_candidates(self, query: CandidateQuery, filters: SearchFilters, now: datetime,
+                            limit: int) -> list[Candidate]:
         where, params = self._where(filters, now)
+        head = query.head_params()
         with self._conn() as conn:
             rows = conn.execute(
-                f"SELECT m.id, ts_rank(%s::float4[], m.search_vec, q, {RANK_NORMALIZATION}) AS score "
-                f"FROM memories m, to_tsquery('english', %s) q "
-                f"WHERE m.search_vec @@ q AND {where} ORDER BY score DESC, m.rowid LIMIT %s",
-                [RANK_WEIGHTS, query, *params, limit],
-            ).fetchall()
-        return [KeywordHit(memory_id=r[0], score=float(r[1])) for r in rows]
+                candidates_sql(query, where, "%s", first_pass=True, collate=' COLLATE "C"'),
+                [*head, max(FIRST_PASS, limit), *params, limit]).fetchall()
+            found = candidates_from_rows(rows, scored=True)
+            if len(found) < limit:
+                # The filters removed too many of the best matches: rank every allowed one.
+                rows = conn.execute(
+                    candidates_sql(query, where, "%s", first_pass=False, collate=' COLLATE "C"'),
+                    [*head, *params, limit]).fetchall()
+                found = candidates_from_rows(rows, scored=True)
+        return found
+
+    def _term_frequencies(self, memory_ids: list[str], terms: list[str]) -> list[Candidate]:
+        with self._conn() as conn:
+            rows = conn.execute(frequencies_sql(terms, memory_ids, "%s"),
+                                [*terms, *memory_ids]).fetchall()
+        return candidates_from_rows(rows, scored=False)
 
     def _vector_search(self, vector: np.ndarray, filters: SearchFilters, now: datetime,
                        limit: int) -> list[VectorHit]:

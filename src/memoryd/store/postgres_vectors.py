@@ -15,6 +15,7 @@ from psycopg import sql
 
 from memoryd.errors import StoreError
 
+# HNSW build parameters (pgvector's defaults are m=16, ef_construction=64).
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
 

@@ -64,6 +64,13 @@ TABLES: dict[str, tuple[str, ...]] = {
                          "created_at", "decided_at", "decided_by"),
     "domain_settings": ("key", "value", "updated_at"),
 }
+#: Tables a store derives from its memories (the keyword index, memoryd.store.terms): a copy
+#: rebuilds them instead of copying them, and verification compares them, so a target that
+#: indexed the memories differently is caught.
+DERIVED_TABLES: dict[str, tuple[str, ...]] = {
+    "term_stats": ("term", "df"),
+    "term_totals": ("documents", "total_terms"),
+}
 TIME_FIELDS = frozenset({
     "created_at", "updated_at", "valid_from", "valid_until", "last_review", "last_accessed",
     "at", "deadline", "due_at", "snoozed_until", "last_used", "revoked_at", "resolved_at",
@@ -89,17 +96,27 @@ JSON_FIELDS: dict[str, frozenset[str]] = {
     "domains": frozenset({"top_terms"}),
     "domain_proposals": frozenset({"domain_ids", "evidence", "payload"}),
     "domain_settings": frozenset({"value"}),
+    "term_stats": frozenset(),
+    "term_totals": frozenset(),
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
 
 
 def check_table(table: str) -> tuple[str, ...]:
-    """The fields of a logical table; ValueError for an unknown name."""
-    try:
-        return TABLES[table]
-    except KeyError:
-        raise ValueError(f"unknown table {table!r}; known: {', '.join(TABLES)}") from None
+    """The fields of a logical table (derived ones included); ValueError for an unknown name."""
+    fields = TABLES.get(table) or DERIVED_TABLES.get(table)
+    if fields is None:
+        raise ValueError(f"unknown table {table!r}; known: {', '.join([*TABLES, *DERIVED_TABLES])}")
+    return fields
+
+
+def check_importable(table: str) -> tuple[str, ...]:
+    """The fields of a table ``import_rows`` takes; ValueError for derived or unknown ones."""
+    if table in DERIVED_TABLES:
+        raise ValueError(f"{table} is derived from the memories: the store rebuilds it, "
+                         "import the memories instead")
+    return check_table(table)
 
 
 def micros(value: datetime) -> int:

@@ -1,4 +1,5 @@
-"""The embedded store: one SQLite file (WAL) with FTS5 keywords and an in-memory vector index.
+"""The embedded store: one SQLite file (WAL) with memoryd's keyword index
+(:mod:`memoryd.store.terms`) and an in-memory vector index.
 
 Concurrency: each thread gets its own connection; writes are serialised in-process
 by a lock and across processes by SQLite (``BEGIN IMMEDIATE`` + busy timeout), so
@@ -40,11 +41,12 @@ from memoryd.store.sqlite_codec import (
 )
 from memoryd.store.sqlite_rows import SQLiteRows
 from memoryd.store.sqlite_schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
-from memoryd.store.sqlite_search import BM25_WEIGHTS, SQLiteSearch, _chunks
 from memoryd.store.sqlite_work import SQLiteWorkTables
+from memoryd.store.sqlite_search import SQLiteSearch, _chunks
+from memoryd.store.terms import TermChanges, apply_changes
 
 BUSY_TIMEOUT_MS = 30_000
-__all__ = ["BM25_WEIGHTS", "SQLiteStore", "parse_sqlite_url"]
+__all__ = ["SQLiteStore", "parse_sqlite_url"]
 
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
 _INSERT = (f"INSERT INTO memories ({', '.join(MEMORY_FIELDS + STATE_FIELDS + ('seq',))}) "
@@ -265,6 +267,7 @@ class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteWorkTables, SQLiteDomains
             raise StoreError("set_embedding_model before storing vectors")
         out: list[Memory] = []
         pending: list[ledger.PendingEntry] = []
+        keywords = TermChanges()
         with self._write() as conn:
             for i, memory in enumerate(memories):
                 seq = self._record(conn, memory.id, operation, actor, policy.create_details(memory),
@@ -278,10 +281,12 @@ class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteWorkTables, SQLiteDomains
                     raise StoreError(f"memory {memory.id} already exists") from exc
                 conn.executemany("INSERT INTO memory_tags (memory_rowid, tag) VALUES (?, ?)",
                                  [(rowid, tag) for tag in memory.tags])
+                keywords.add(rowid, memory.content, memory.summary, memory.tags)
                 if vectors is not None:
                     blob = np.asarray(vectors[i], dtype=np.float32).tobytes()
                     conn.execute(_UPSERT_VECTOR, (rowid, model, dims, blob, seq))
                 out.append(memory)
+            apply_changes(conn, "?", keywords)
             self._ledger_append(conn, pending)
         return out
 
@@ -305,6 +310,9 @@ class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteWorkTables, SQLiteDomains
                 conn.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (rowid,))
                 conn.executemany("INSERT INTO memory_tags (memory_rowid, tag) VALUES (?, ?)",
                                  [(rowid, tag) for tag in change.fields["tags"]])
+            keywords = TermChanges()
+            keywords.update(conn, "?", rowid, before, change.fields)
+            apply_changes(conn, "?", keywords)
             if change.vector is not None:
                 blob = np.asarray(change.vector, dtype=np.float32).tobytes()
                 conn.execute(_UPSERT_VECTOR,
@@ -339,6 +347,9 @@ class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteWorkTables, SQLiteDomains
                              (json.dumps(policy.PURGED_DETAILS), memory_id))
             self._record(conn, memory_id, "purge" if purge else "delete", actor,
                          policy.delete_details(before, purge), content=before.content)
+            keywords = TermChanges()
+            keywords.remove_held(conn, "?", rowid)
+            apply_changes(conn, "?", keywords)
             # Tags, vector and edges go with it (ON DELETE CASCADE); FTS by trigger.
             conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
             conn.execute("DELETE FROM session_access WHERE memory_id = ?", (memory_id,))

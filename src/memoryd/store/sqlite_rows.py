@@ -25,10 +25,12 @@ from memoryd.store.rows import (
     STATE_FIELDS,
     TIME_FIELDS,
     VECTOR_FIELDS,
+    check_importable,
     check_table,
 )
 from memoryd.store.sqlite_codec import dt, ts
 from memoryd.store.sqlite_schema import migrate
+from memoryd.store.terms import TermChanges, apply_changes
 
 # The column that orders each logical table for export (and resuming a copy).
 _POS = {
@@ -36,6 +38,7 @@ _POS = {
     "api_keys": "rowid", "watermarks": "rowid", "reports": "id", "ledger": "seq",
     "tasks": "rowid", "task_messages": "id", "wait_jobs": "rowid", "graph_files": "rowid",
     "domains": "rowid", "domain_proposals": "rowid", "domain_settings": "rowid",
+    "term_stats": "rowid", "term_totals": "id",
 }
 
 
@@ -125,7 +128,7 @@ class SQLiteRows:
         No history or ledger entry is recorded: both are tables to import themselves.
         Returns how many rows were inserted.
         """
-        fields = check_table(table)
+        fields = check_importable(table)
         if not rows:
             return 0
         if table == "memories":
@@ -149,6 +152,7 @@ class SQLiteRows:
         cols = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
         marks = ", ".join("?" * len(cols))
         inserted = 0
+        keywords = TermChanges()
         with self._write() as conn:
             for row in rows:
                 cur = conn.execute(
@@ -159,6 +163,7 @@ class SQLiteRows:
                     continue
                 inserted += 1
                 rowid = cur.lastrowid
+                keywords.add(rowid, row["content"], row.get("summary"), row.get("tags"))
                 conn.executemany(
                     "INSERT INTO memory_tags (memory_rowid, tag) VALUES (?, ?)",
                     [(rowid, tag) for tag in row.get("tags") or []],
@@ -170,6 +175,7 @@ class SQLiteRows:
                         "VALUES (?, ?, ?, ?, ?)",
                         (rowid, model, dims, np.asarray(vector, dtype=np.float32).tobytes(), row["seq"]),
                     )
+            apply_changes(conn, "?", keywords)
         return inserted
 
     def _pause_graph(self) -> None:

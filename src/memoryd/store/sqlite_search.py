@@ -1,5 +1,5 @@
-"""Search in the SQLite store: FTS5 keyword candidates, and vector candidates from an
-in-memory index (exact below ``hnsw_threshold`` vectors, an HNSW graph above) that caches the
+"""Search in the SQLite store: keyword candidates from the term tables
+(:mod:`memoryd.store.terms`), and vector candidates from an in-memory index (exact below ``hnsw_threshold`` vectors, an HNSW graph above) that caches the
 ``memory_vectors`` table.
 
 A mixin of SQLiteStore. The index is caught up by change sequence number before each
@@ -20,18 +20,24 @@ import numpy as np
 
 from memoryd.errors import StoreError
 from memoryd.models import SearchFilters
-from memoryd.retrieval.fts import match_expression
-from memoryd.store.base import KeywordHit, VectorHit
+from memoryd.retrieval.bm25 import Candidate, CorpusStats
+from memoryd.store.base import VectorHit
+from memoryd.store.terms import (
+    FIRST_PASS,
+    CandidateQuery,
+    candidates_from_rows,
+    candidates_sql,
+    corpus_stats,
+    frequencies_sql,
+)
 from memoryd.store.vector_index import VectorIndex
 
 # Filtered vector search is exact when the filter allows at most this many rows.
 EXACT_FILTER_ROWS = 5_000
-# bm25() column weights for (content, summary, tags).
-BM25_WEIGHTS = (1.0, 0.5, 0.5)
 
 
 class SQLiteSearch:
-    """keyword_search, vector_search and vectors of SQLiteStore, and its vector index."""
+    """Keyword and vector candidates and vectors of SQLiteStore, and its vector index."""
 
     path: Path
     _index: VectorIndex | None
@@ -44,31 +50,29 @@ class SQLiteSearch:
     _conn: sqlite3.Connection  # these three are SQLiteStore's
     _where: Callable[[SearchFilters, datetime], tuple[str, list[Any]]]
 
-    def _keyword_search(self, text: str, filters: SearchFilters, now: datetime,
-                        limit: int) -> list[KeywordHit]:
-        expression = match_expression(text)
-        if expression is None:
-            return []
+    def _corpus_stats(self, terms: list[str]) -> CorpusStats:
+        return corpus_stats(self._conn, "?", terms)
+
+    def _keyword_candidates(self, query: CandidateQuery, filters: SearchFilters, now: datetime,
+                            limit: int) -> list[Candidate]:
         where, params = self._where(filters, now)
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        # Rank inside FTS5 first and join only the best rows; an OR query can match
-        # a large share of the store, and joining every match before sorting is slow.
-        inner = max(200, limit * 4)
-        rows = self._conn.execute(
-            f"SELECT m.id, r.rank FROM (SELECT rowid, bm25(memories_fts, {weights}) AS rank "
-            f"FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) r "
-            f"JOIN memories m ON m.rowid = r.rowid WHERE {where} ORDER BY r.rank LIMIT ?",
-            [expression, inner, *params, limit],
-        ).fetchall()
-        if len(rows) < limit:
-            # The filters removed too many of the best rows: rank among the allowed ones.
-            rows = self._conn.execute(
-                f"SELECT m.id, bm25(memories_fts, {weights}) AS rank FROM memories_fts "
-                f"JOIN memories m ON m.rowid = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-                [expression, *params, limit],
-            ).fetchall()
-        return [KeywordHit(memory_id=r[0], score=-float(r[1])) for r in rows]
+        head = query.head_params()
+        rows = self._conn.execute(candidates_sql(query, where, "?", first_pass=True),
+                                  [*head, max(FIRST_PASS, limit), *params, limit]).fetchall()
+        found = candidates_from_rows(rows, scored=True)
+        if len(found) < limit:
+            # The filters removed too many of the best matches: rank every allowed one.
+            rows = self._conn.execute(candidates_sql(query, where, "?", first_pass=False),
+                                      [*head, *params, limit]).fetchall()
+            found = candidates_from_rows(rows, scored=True)
+        return found
+
+    def _term_frequencies(self, memory_ids: list[str], terms: list[str]) -> list[Candidate]:
+        out: list[Candidate] = []
+        for chunk in _chunks(memory_ids, 500):
+            rows = self._conn.execute(frequencies_sql(terms, chunk, "?"), [*terms, *chunk])
+            out.extend(candidates_from_rows(rows.fetchall(), scored=False))
+        return out
 
     def _vector_search(self, vector: np.ndarray, filters: SearchFilters, now: datetime,
                        limit: int) -> list[VectorHit]:

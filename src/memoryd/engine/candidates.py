@@ -1,0 +1,114 @@
+"""Candidates of one search, described by both sides and scored: the first half of the read path.
+
+The keyword side (memoryd's BM25 over the store's term index) and the vector side (nearest
+neighbours) each give their best ``pool``; keyword candidates then get their cosine and
+vector candidates their term counts, so every candidate carries both sides' evidence. The
+relevance model (:mod:`memoryd.retrieval.relevance`) turns that evidence into P(relevant):
+every hit's ``score``. Ranking by it is the fusion; ``fusion="rrf"`` ranks by reciprocal
+rank fusion instead, and ``mode`` keyword / vector by one side alone; the score means the
+same in every case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from memoryd.engine.context import EngineContext
+from memoryd.models import KeywordHit, SearchFilters, SearchHit, VectorHit
+from memoryd.retrieval.bm25 import Candidate, CorpusStats
+from memoryd.retrieval.fusion import reciprocal_rank_fusion
+from memoryd.retrieval.relevance import ScoredCandidate, relevance_scores
+
+SearchMode = Literal["hybrid", "keyword", "vector"]
+Fusion = Literal["relevance", "rrf"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Every candidate of one query with what both sides know about it."""
+
+    terms: list[str]
+    stats: CorpusStats
+    candidates: list[Candidate]  # keyword candidates (best first), then vector-only ones
+    cosines: dict[str, float]
+    keyword_rank: dict[str, int]  # 1 = the keyword side's best
+    vector_rank: dict[str, int]
+
+
+def gather(ctx: EngineContext, terms: list[str], vector: np.ndarray, filters: SearchFilters,
+           mode: SearchMode, pool: int) -> Evidence:
+    """The best ``pool`` of each side the mode uses, each described by both sides."""
+    settings, now = ctx.settings, ctx.clock()
+    keyword = (ctx.store.keyword_candidates(terms, filters, now=now, limit=pool,
+                                            k1=settings.bm25_k1, b=settings.bm25_b)
+               if mode != "vector" else None)
+    nearest = (ctx.store.vector_search(vector, filters, now=now, limit=pool)
+               if mode != "keyword" else [])
+    found = keyword.candidates if keyword is not None else []
+    keyword_ids = {c.memory_id for c in found}
+    extra = ctx.store.term_frequencies(
+        [h.memory_id for h in nearest if h.memory_id not in keyword_ids], terms)
+    cosines = {h.memory_id: h.similarity for h in nearest}
+    unseen = [c.memory_id for c in found if c.memory_id not in cosines]
+    if unseen:
+        cosines.update(ctx.store.cosines(unseen, vector))
+    return Evidence(
+        terms=terms,
+        stats=keyword.stats if keyword is not None else extra.stats,
+        candidates=[*found, *extra.candidates],
+        cosines=cosines,
+        keyword_rank={c.memory_id: i for i, c in enumerate(found, start=1)},
+        vector_rank={h.memory_id: i for i, h in enumerate(nearest, start=1)},
+    )
+
+
+def score(ctx: EngineContext, evidence: Evidence) -> list[ScoredCandidate]:
+    """P(relevant) of every candidate, most likely first."""
+    return relevance_scores(evidence.terms, evidence.candidates, evidence.stats,
+                            [evidence.cosines.get(c.memory_id) for c in evidence.candidates],
+                            k1=ctx.settings.bm25_k1, b=ctx.settings.bm25_b)
+
+
+def ordered(ctx: EngineContext, evidence: Evidence, scored: list[ScoredCandidate],
+            mode: SearchMode) -> list[tuple[ScoredCandidate, float]]:
+    """Candidates in the order the mode and fusion rank them, each with the value that ranked
+    it: the probability, the normalised RRF score, the BM25 score or the cosine."""
+    if mode == "keyword":
+        return [(s, s.bm25) for s in sorted(scored, key=lambda s: (-s.bm25, s.memory_id))]
+    if mode == "vector":
+        return [(s, s.cosine or 0.0)
+                for s in sorted(scored, key=lambda s: (-(s.cosine or 0.0), s.memory_id))]
+    if ctx.settings.fusion != "rrf":
+        return [(s, s.probability) for s in scored]
+    by_id = {s.memory_id: s for s in scored}
+    keyword = [KeywordHit(s.memory_id, s.bm25) for s in sorted(
+        (by_id[mid] for mid in evidence.keyword_rank), key=lambda s: (-s.bm25, s.memory_id))]
+    nearest = [VectorHit(mid, evidence.cosines[mid]) for mid in evidence.vector_rank]
+    s = ctx.settings
+    fused = reciprocal_rank_fusion(keyword, nearest, k=s.rrf_k, keyword_weight=s.keyword_weight,
+                                   vector_weight=s.vector_weight)
+    return [(by_id[f.memory_id], f.fused) for f in fused if f.memory_id in by_id]
+
+
+def hits_of(ctx: EngineContext, evidence: Evidence, ranked: list[tuple[ScoredCandidate, float]],
+            head: int) -> list[SearchHit]:
+    """The first ``head`` ranked candidates as hits, with their memories (those the caller
+    may see and that still exist)."""
+    chosen = ranked[:head]
+    memories = ctx.get_many([s.memory_id for s, _ in chosen])
+    return [
+        SearchHit(
+            memory=memories[s.memory_id],
+            score=s.probability,
+            fused_score=fused,
+            keyword_rank=evidence.keyword_rank.get(s.memory_id),
+            keyword_score=s.bm25 if s.bm25 > 0 else None,
+            semantic_rank=evidence.vector_rank.get(s.memory_id),
+            semantic_similarity=s.cosine,
+        )
+        for s, fused in chosen
+        if s.memory_id in memories
+    ]

@@ -1,0 +1,147 @@
+"""What the calibrated score promises, with the real model and through the faces that recall
+(REST on a real server, the MCP tools): an unrelated question finds nothing relevant, a
+paraphrase sharing no word with the memory is recalled, and the cognitive layer never puts a
+clearly less relevant memory above a clearly more relevant one."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterator
+
+import pytest
+from api_fixtures import LiveServer, clean_env, start_server
+from mcp import Client
+
+from memoryd.cognition.ranking import logit
+from memoryd.mcp.server import build_server
+from memoryd.operations import Caller
+
+DEV_NOTES = [
+    "The user prefers TypeScript over JavaScript for frontend work",
+    "We decided to use PostgreSQL as the production database",
+    "CI runs the test suite on every pull request with GitHub Actions",
+]
+DEPLOYS = "Deploys go out on Tuesdays after standup"
+UNRELATED = "what is the capital of France"
+PARAPHRASE = "when do we ship?"
+
+
+@pytest.fixture(scope="module")
+def server(shared_embedder, tmp_path_factory) -> Iterator[LiveServer]:
+    base = tmp_path_factory.mktemp("relevance")
+    with pytest.MonkeyPatch.context() as mp:
+        clean_env(mp, base)
+        live = start_server(base, shared_embedder, key_specs={"reader": {"scopes": ["read"]}})
+        live.engine.add_many([{"content": text} for text in [*DEV_NOTES, DEPLOYS]])
+        try:
+            yield live
+        finally:
+            live.stop()
+
+
+def mcp_call(live: LiveServer, tool: str, args: dict[str, Any]) -> Any:
+    server = build_server(lambda: live.engine, lambda ctx: Caller.local("test"))
+
+    async def call() -> Any:
+        async with Client(server) as client:
+            return await client.call_tool(tool, args)
+
+    return asyncio.run(call())
+
+
+def test_an_unrelated_question_finds_nothing_relevant(server: LiveServer) -> None:
+    threshold = server.engine.settings.recall_threshold
+    hits = server.engine.search(UNRELATED, 10, record_access=False)
+    assert len(hits) == 4 and all(h.score < threshold for h in hits)
+    with server.client("reader") as client:
+        recalled = client.post("/recall", json={"prompt": UNRELATED})
+        assert recalled.status_code == 200
+        assert recalled.json()["block"] == "" and recalled.json()["items"] == []
+        found = client.post("/api/v1/search", json={"query": UNRELATED}).json()
+        assert found["total"] == 4 and found["relevant"] == 0
+    tool = mcp_call(server, "recall", {"prompt": UNRELATED})
+    assert tool.structured_content["items"] == [] and tool.content[0].text == "No relevant memories."
+    assert mcp_call(server, "memory_recall", {"query": UNRELATED}).structured_content["results"] == []
+    said = mcp_call(server, "search", {"query": UNRELATED}).content[0].text
+    assert said.startswith(f"Nothing relevant to {UNRELATED!r}")
+
+
+def test_a_paraphrase_sharing_no_word_is_recalled(server: LiveServer) -> None:
+    hits = server.engine.search(PARAPHRASE, 4, record_access=False)
+    assert hits[0].memory.content == DEPLOYS and hits[0].keyword_rank is None
+    assert hits[0].score >= server.engine.settings.recall_threshold
+    with server.client("reader") as client:
+        block = client.post("/recall", json={"prompt": PARAPHRASE}).json()
+        assert [i["content"] for i in block["items"]] == [DEPLOYS]
+        assert DEPLOYS in block["block"]
+        found = client.post("/api/v1/search", json={"query": PARAPHRASE}).json()
+        assert found["relevant"] >= 1 and found["results"][0]["content"] == DEPLOYS
+    tool = mcp_call(server, "recall", {"query": PARAPHRASE})
+    assert [i["content"] for i in tool.structured_content["items"]] == [DEPLOYS]
+    agentos = mcp_call(server, "memory_recall", {"query": PARAPHRASE}).structured_content
+    assert [r["content"] for r in agentos["results"]] == [DEPLOYS]
+
+
+def test_min_score_of_recall_is_a_relevance(server: LiveServer) -> None:
+    with server.client("reader") as client:
+        everything = client.post("/recall", json={"prompt": UNRELATED, "min_score": 0.0}).json()
+        assert len(everything["items"]) == 4
+        bad = client.post("/recall", json={"prompt": PARAPHRASE, "min_score": 1.5})
+        assert bad.status_code == 422 and "min_score" in bad.text
+        old = client.post("/recall", json={"prompt": PARAPHRASE, "min_similarity": 0.2})
+        assert old.status_code == 422
+
+
+# --------------------------------------------------------------------------- cognitive layer
+
+FACTS = [
+    ("The staging database listens on port 5432", 400, 0.2),
+    ("The staging database now listens on port 5433", 1, 0.9),
+    ("Backups of the staging database run nightly at two", 30, 0.5),
+    ("The production database is PostgreSQL 16 on a dedicated host", 200, 0.3),
+    ("Alice rotates the database passwords every quarter", 5, 0.8),
+    ("The cafeteria serves pasta on Thursdays", 0, 1.0),
+    ("Our office plants are watered on Mondays", 0, 1.0),
+    ("Database migrations run with Alembic before each deploy", 90, 0.4),
+]
+QUERIES = ["which port does the staging database listen on", "database backups",
+           "who rotates passwords", "how are migrations run", "what is for lunch"]
+
+
+class Clock:
+    """A settable clock handed to the engine."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_the_cognitive_layer_never_reverses_a_clear_difference(open_mem, store_url) -> None:
+    start = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+    clock = Clock(start)
+    mem = open_mem(store_url, clock=clock)
+    made = []
+    for text, age_days, importance in FACTS:
+        clock.now = start - timedelta(days=age_days)
+        made.append(mem.add(text, importance=importance))
+    clock.now = start
+    mem.promote(made[2].id)
+    margin = mem.settings.rank_close_margin
+    moved = 0
+    for query in QUERIES:
+        plain = mem.search(query, 8, cognitive=False, associations=False, record_access=False)
+        cognitive = mem.search(query, 8, associations=False, record_access=False)
+        assert {(h.memory.id, h.score) for h in plain} == {(h.memory.id, h.score) for h in cognitive}
+        place = {h.memory.id: i for i, h in enumerate(cognitive)}
+        for a in plain:
+            for b in plain:
+                if logit(a.score) - logit(b.score) > margin + 1e-9:
+                    assert place[a.memory.id] < place[b.memory.id], (query, a.memory.content,
+                                                                     b.memory.content)
+        moved += [h.memory.id for h in plain] != [h.memory.id for h in cognitive]
+    assert moved >= 1  # near-ties do get reordered
+    assert not math.isnan(sum(h.score for h in cognitive))
