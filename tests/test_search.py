@@ -97,7 +97,8 @@ def test_modes(corpus) -> None:
     assert keyword[0].keyword_rank == 1 and keyword[0].semantic_similarity > 0.4
     assert keyword[0].fused_score == keyword[0].keyword_score  # keyword mode ranks by BM25
     assert 0.0 < keyword[0].score < 1.0
-    vector = corpus.search("which relational database do we run", mode="vector", limit=2)
+    vector = corpus.search("which relational database do we run", mode="vector", limit=2,
+                           associations=False)
     assert vector[0].memory.id == "pg"
     assert all(h.keyword_rank is None for h in vector)
     assert vector[0].semantic_similarity > vector[1].semantic_similarity
@@ -301,3 +302,43 @@ def test_search_on_an_empty_store(mem) -> None:
     for mode in ("hybrid", "keyword", "vector"):
         assert mem.search("anything at all", mode=mode) == []
     assert mem.list() == []
+
+
+def test_associations_take_only_the_slots_after_the_relevant_hits(mem) -> None:
+    """A memory linked to the best hit may take the place of a direct hit below the recall
+    threshold, never of one at or above it, and comes after every such hit."""
+    pg = mem.add("We decided to use PostgreSQL for the production database")
+    for text in ["The user drinks green tea every afternoon",
+                 "Alice maintains the billing service and reviews its pull requests",
+                 "The nightly backup job failed with a disk full error",
+                 "The office plants are watered on Fridays",
+                 "The team lunch is on the second Thursday of the month",
+                 "Bikes are parked in the courtyard"]:
+        mem.add(text)
+    linked = mem.add("Our designer sketches icons on paper first")  # far from the query
+    mem.link(pg.id, linked.id, "related", 1.0)
+    query, threshold = "PostgreSQL production database", mem.settings.recall_threshold
+    plain = mem.search(query, 4, associations=False, record_access=False)
+    assert linked.id not in {h.memory.id for h in plain}
+    hits = mem.search(query, 4, record_access=False)
+    relevant = [h.memory.id for h in plain if h.score >= threshold]
+    assert relevant and [h.memory.id for h in hits[: len(relevant)]] == relevant
+    assert [h.memory.id for h in hits if h.association] == [linked.id]
+    assert len(hits) == 4
+
+
+def test_a_search_while_the_model_loads_answers_from_keywords(store_url, shared_embedder,
+                                                              monkeypatch) -> None:
+    """With keyword_while_model_loads (memoryd mcp), a search before the model is loaded
+    answers from the keyword index at once and does not load the model."""
+    with memoryd.open(store_url, embedder=shared_embedder) as warm:
+        warm.add("Deploys go out on Tuesdays after standup")
+        warm.add("The user drinks green tea every afternoon")
+    monkeypatch.setenv("MEMORYD_KEYWORD_WHILE_MODEL_LOADS", "true")
+    with memoryd.open(store_url) as cold:
+        assert not cold.model_ready
+        hits = cold.search("when are deploys on tuesdays", 5, mode="hybrid")
+        assert hits[0].memory.content.startswith("Deploys go out")
+        assert hits[0].keyword_rank == 1 and hits[0].semantic_similarity is None
+        assert 0.0 < hits[0].score < 1.0
+        assert not cold.embedder.loaded

@@ -38,9 +38,12 @@ class Evidence:
     vector_rank: dict[str, int]
 
 
-def gather(ctx: EngineContext, terms: list[str], vector: np.ndarray, filters: SearchFilters,
-           mode: SearchMode, pool: int) -> Evidence:
-    """The best ``pool`` of each side the mode uses, each described by both sides."""
+def gather(ctx: EngineContext, terms: list[str], vector: np.ndarray | None,
+           filters: SearchFilters, mode: SearchMode, pool: int) -> Evidence:
+    """The best ``pool`` of each side the mode uses, each described by both sides (without a
+    query vector, keyword-mode only: the keyword candidates without their cosines)."""
+    if vector is None and mode != "keyword":
+        raise ValueError("a search other than keyword mode needs the query vector")
     settings, now = ctx.settings, ctx.clock()
     keyword = (ctx.store.keyword_candidates(terms, filters, now=now, limit=pool,
                                             k1=settings.bm25_k1, b=settings.bm25_b)
@@ -53,7 +56,7 @@ def gather(ctx: EngineContext, terms: list[str], vector: np.ndarray, filters: Se
         [h.memory_id for h in nearest if h.memory_id not in keyword_ids], terms)
     cosines = {h.memory_id: h.similarity for h in nearest}
     unseen = [c.memory_id for c in found if c.memory_id not in cosines]
-    if unseen:
+    if unseen and vector is not None:
         cosines.update(ctx.store.cosines(unseen, vector))
     return Evidence(
         terms=terms,

@@ -312,9 +312,10 @@ class Engine(AdminMethods, WorkMethods, DomainMethods):
         from; ``fused_score`` is what ranked it (the probability, or the RRF score with
         ``fusion = "rrf"``). ``mode="keyword"`` / ``"vector"`` rank by one side alone.
         Filters: timeframe, since, until, node_types, categories, tags, tags_mode, scope,
-        agent_id, session_id, tiers, domains (any of), include_superseded. ``cognitive`` and ``associations``
-        default to the settings; ``record_access`` strengthens the returned memories a
-        little, at most once per ``session_key``. ``query_vector`` skips embedding the query.
+        agent_id, session_id, tiers, domains (any of), include_superseded. ``cognitive`` and
+        ``associations`` default to the settings; ``record_access`` strengthens the returned
+        memories a little, at most once per ``session_key``. ``query_vector`` skips embedding
+        the query.
 
             >>> [h.memory.content for h in mem.search("when do we ship?", 3)]  # doctest: +SKIP
             ['Deploys go out on Tuesdays after standup']
@@ -322,14 +323,15 @@ class Engine(AdminMethods, WorkMethods, DomainMethods):
         check_query(query, limit, mode)
         check_min_score(min_score)
         s = self.settings
-        if mode != "keyword" and query_vector is None and not self.model_ready:
+        loading = query_vector is None and not self.model_ready
+        if loading:
             mode = "keyword"  # keyword_while_model_loads: answer now, not in a few seconds
         options = SearchOptions(
             limit=limit, mode=mode, min_score=min_score, mmr=mmr,
             mmr_lambda=s.mmr_lambda if mmr_lambda is None else mmr_lambda,
             cognitive=s.cognitive_ranking if cognitive is None else cognitive,
             associations=s.activation if associations is None else associations,
-            record_access=record_access, session_key=session_key,
+            record_access=record_access, session_key=session_key, embed_query=not loading,
         )
         return run_search(self._ctx, query, self._reading(parse_filters(filters, **filter_kwargs)),
                           options, query_vector)

@@ -12,8 +12,8 @@
    clearly more relevant one. It applies where hits are ranked by relevance (hybrid search
    with ``fusion = "relevance"``).
 4. ``min_score`` (a relevance), then MMR diversity if asked, then the limit.
-5. Spreading activation from the top relevant hits: associated memories fill only the
-   slots the direct hits leave free, never pushing a direct hit out.
+5. Spreading activation from the top relevant hits: associated memories take only the
+   slots after the hits that reach the recall threshold, never pushing one of those out.
 6. The testing effect: returned memories are strengthened a little (once per session).
 """
 
@@ -50,6 +50,9 @@ class SearchOptions:
     associations: bool = True
     record_access: bool = True
     session_key: str | None = None
+    # False while the model loads (keyword_while_model_loads): keyword candidates only, scored
+    # without their cosines, instead of waiting seconds for the model.
+    embed_query: bool = True
 
 
 def run_search(
@@ -61,7 +64,7 @@ def run_search(
 ) -> list[SearchHit]:
     """Run the whole read path and return at most ``options.limit`` hits."""
     filters = ctx.access.narrow(filters)
-    if query_vector is None:
+    if query_vector is None and options.embed_query:
         # Every mode embeds the query: the score needs the cosine of keyword candidates too.
         query_vector = ctx.embedder.embed([query])[0]
     hits = _tiered_candidates(ctx, query_terms(query), query_vector, filters, options)
@@ -72,14 +75,28 @@ def run_search(
     if options.mmr and len(hits) > 1:
         hits = _diversify(ctx, hits, options.limit, options.mmr_lambda)
     hits = hits[: options.limit]
-    if options.associations and len(hits) < options.limit:
-        associated = associated_hits(ctx, hits, filters)
-        if options.min_score is not None:
-            associated = [h for h in associated if h.score >= options.min_score]
-        hits = place_associations(hits, associated, options.limit)
+    if options.associations:
+        hits = _with_associations(ctx, hits, filters, options)
     if options.record_access:
         record_retrieval(ctx, hits, options.session_key)
     return hits
+
+
+def _with_associations(ctx: EngineContext, hits: list[SearchHit], filters: SearchFilters,
+                       options: SearchOptions) -> list[SearchHit]:
+    """Associated memories take the slots after the likely relevant hits: they may displace a
+    direct hit below the recall threshold, never one at or above it."""
+    threshold = ctx.settings.recall_threshold
+    relevant = [h for h in hits if h.score >= threshold]
+    if len(relevant) >= options.limit:
+        return hits
+    associated = associated_hits(ctx, hits, filters)
+    if options.min_score is not None:
+        associated = [h for h in associated if h.score >= options.min_score]
+    if not associated:
+        return hits
+    weak = [h for h in hits if h.score < threshold]
+    return (place_associations(relevant, associated, options.limit) + weak)[: options.limit]
 
 
 def _by_relevance(ctx: EngineContext, options: SearchOptions) -> bool:
@@ -93,7 +110,7 @@ def _weights(ctx: EngineContext) -> RankingWeights:
                           half_life_days=s.recency_half_life_days)
 
 
-def _tiered_candidates(ctx: EngineContext, terms: list[str], vector: np.ndarray,
+def _tiered_candidates(ctx: EngineContext, terms: list[str], vector: np.ndarray | None,
                        filters: SearchFilters, options: SearchOptions) -> list[SearchHit]:
     settings = ctx.settings
     if filters.tiers is not None or settings.tier_min_results == 0:
@@ -115,7 +132,7 @@ def _has_colder(ctx: EngineContext, tiers: list[Tier]) -> bool:
     ) > 0
 
 
-def _candidates(ctx: EngineContext, terms: list[str], vector: np.ndarray,
+def _candidates(ctx: EngineContext, terms: list[str], vector: np.ndarray | None,
                 filters: SearchFilters, options: SearchOptions) -> list[SearchHit]:
     pool = max(ctx.settings.candidate_pool, options.limit)
     evidence = gather(ctx, terms, vector, filters, options.mode, pool)
