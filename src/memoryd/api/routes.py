@@ -236,7 +236,7 @@ _WITH_BODY: dict[int, str] = {
 }
 # Operations that can answer 404 though they take no id in the path, and 409.
 _NOT_FOUND_OPS = frozenset({"promote", "demote", "memory", "keys_revoke", "explore", "history",
-                            "smart_wait"})
+                            "smart_wait", "domains_merge"})
 _BUSY_OPS = frozenset({"consolidate", "gc"})
 
 
@@ -246,7 +246,8 @@ def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dic
     if binding.method in ("POST", "PATCH"):
         codes.update(_WITH_BODY)
     if "{" in binding.path or op.name in _NOT_FOUND_OPS:
-        codes[404] = "No such memory, key, task or wait (or not visible to this key)"
+        codes[404] = ("No such memory, key, task, wait, node or domain (or not visible to this "
+                      "key)")
     if "{" in binding.path:  # an empty id leaves a path that names another route
         codes[405] = "The path (with an empty id) names a route that takes other methods"
     if op.name in _BUSY_OPS:

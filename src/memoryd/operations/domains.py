@@ -4,7 +4,7 @@ threshold, and decide proposals (admin). REST routes bind each one; MCP offers t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Annotated, TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -119,7 +119,8 @@ def domain_rename(engine: Engine, data: RenameInput, caller: Caller) -> Report:
 
 
 class MergeInput(Strict):
-    ids: list[str] = Field(min_length=2, max_length=32, description="Domains to merge.")
+    ids: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        min_length=2, max_length=32, description="Domains to merge (names or ids).")
     into: str | None = Field(None, max_length=64, description="The one to keep (default: the "
                              "largest).")
 
