@@ -72,6 +72,7 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
     """Every measured step as a call taking the query's index."""
     from memoryd.models import SearchFilters
     from memoryd.retrieval.tokens import query_terms
+    from memoryd.store.base import Store
 
     store, f = mem.store, SearchFilters()
     s = mem.settings
@@ -89,6 +90,8 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
         "term counts of the vector candidates": lambda i: store.term_frequencies(
             [m for m in vec[i] if m not in set(kw[i])], terms[i]),
         "cosines of the keyword candidates": lambda i: store.cosines(kw[i], qvecs[i]),
+        "cosines, vectors fetched into Python (the contract's default)":
+            lambda i: Store.cosines(store, kw[i], qvecs[i]),
         "Engine.search, query vector given": lambda i: mem.search(
             queries[i], 10, query_vector=qvecs[i], record_access=False),
         "query embedding": lambda i: embedder.embed([queries[i]]),
@@ -202,6 +205,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--backends", default="sqlite,postgresql")
     p.add_argument("--per-set", type=int, default=60)
     p.add_argument("--pg-url", default=None)
+    p.add_argument("--name", default="search_ranking",
+                   help="results file name under bench/results (default: search_ranking)")
+    p.add_argument("--skip-write-cost", action="store_true",
+                   help="leave out the write cost of the keyword index")
     p.add_argument("--synthetic-beyond", type=int, default=0,
                    help="embed only the first K texts; later memories get a noisy copy of an "
                         "embedded vector (as bench.scale does; 0 = embed every text)")
@@ -222,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
                               "runs": {}}
     from bench.latency import write_terms
 
-    for backend in backends:
+    for backend in [] if args.skip_write_cost else backends:
         log(f"{backend}: write cost of the keyword index")
         maker = (write_terms.sqlite_maker() if backend == "sqlite"
                  else write_terms.postgres_maker(pg_url_for(pg_base, 0)))
@@ -232,8 +239,8 @@ def main(argv: list[str] | None = None) -> None:
             log(f"{backend} at {n}")
             result["runs"][f"{backend}, {n:,}"] = run_one(backend, n, args.per_set, embedder, pg_base,
                                                                 args.synthetic_beyond)
-            write_results("search_ranking", result, render(result))
-    log("wrote bench/results/search_ranking.{json,md}")
+            write_results(args.name, result, render(result))
+    log(f"wrote bench/results/{args.name}.{{json,md}}")
 
 
 if __name__ == "__main__":

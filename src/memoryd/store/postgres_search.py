@@ -4,9 +4,10 @@ index. A mixin of PostgresStore."""
 
 from __future__ import annotations
 
+import math
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import psycopg
@@ -81,6 +82,26 @@ class PostgresSearch:
         except psycopg.errors.DataException as exc:
             raise StoreError(f"vector search failed: {exc}") from exc
         return [VectorHit(memory_id=r[0], similarity=float(r[1])) for r in rows]
+
+    def cosines(self, memory_ids: Sequence[str], vector: np.ndarray) -> dict[str, float]:
+        """Cosines computed by pgvector, as the vector side computes them (fetching and
+        parsing the vectors in Python took most of the keyword side's time at 100k)."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        query = np.asarray(vector, dtype=np.float32)
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT m.id, 1 - (m.embedding <=> %s) FROM memories m "
+                "WHERE m.id = ANY(%s) AND m.embedding IS NOT NULL "
+                "AND vector_dims(m.embedding) = %s",
+                (to_vector(query), ids, int(query.shape[0])),
+            ).fetchall()
+        out = {r[0]: float(r[1]) for r in rows if r[1] is not None and not math.isnan(r[1])}
+        rest = [i for i in ids if i not in out]  # e.g. a vector waiting for a re-embed
+        if rest:
+            out.update(super().cosines(rest, vector))  # type: ignore[misc]
+        return out
 
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
         ids = list(dict.fromkeys(memory_ids))
