@@ -94,6 +94,8 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
             lambda i: Store.cosines(store, kw[i], qvecs[i]),
         "Engine.search, query vector given": lambda i: mem.search(
             queries[i], 10, query_vector=qvecs[i], record_access=False),
+        "Engine.search, query vector given, no associations": lambda i: mem.search(
+            queries[i], 10, query_vector=qvecs[i], record_access=False, associations=False),
         "query embedding": lambda i: embedder.embed([queries[i]]),
         "Engine.search end to end": lambda i: mem.search(queries[i], 10, record_access=False),
     }
