@@ -112,6 +112,16 @@ def test_migrations_are_recorded(pg: PostgresStore) -> None:
     assert pg.stats().schema_version == postgres_schema.LATEST_VERSION
 
 
+def test_keyword_postings_are_read_from_the_index_alone(pg: PostgresStore) -> None:
+    """tf and length live in the primary key's leaves, so scoring a term never visits the
+    heap pages of the memories holding it."""
+    with psycopg.connect(split_url(pg.url)[0]) as conn:
+        (definition,) = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'memoryd' "
+            "AND indexname = 'memory_terms_pkey'").fetchone()
+    assert "(term, memory_rowid) INCLUDE (tf, length)" in definition
+
+
 def test_vector_search_returns_more_than_ef_search(pg_url: str, embed) -> None:
     store = PostgresStore(pg_url, ef_search=8)
     try:

@@ -35,6 +35,7 @@ from memoryd.store.postgres_migrations import (  # noqa: F401 - APP_MARKER re-ex
     m007_knowledge_graphs,
     m008_tasks_waits,
     m009_domains,
+    m010_covering_term_index,
 )
 from memoryd.store.postgres_vectors import ensure_vector_extension
 
@@ -58,6 +59,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (7, "knowledge_graphs", m007_knowledge_graphs),
     (8, "tasks_waits", m008_tasks_waits),
     (9, "domains", m009_domains),
+    (10, "covering_term_index", m010_covering_term_index),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
