@@ -147,3 +147,64 @@ def test_the_cognitive_layer_never_reverses_a_clear_difference(open_mem, store_u
         moved += [h.memory.id for h in plain] != [h.memory.id for h in cognitive]
     assert moved >= 1  # near-ties do get reordered
     assert not math.isnan(sum(h.score for h in cognitive))
+
+
+# --------------------------------------------------------------------------- named periods
+
+DECISIONS = [
+    ("We decided to move the billing service to Kubernetes", datetime(2026, 3, 3, 10, 0)),
+    ("We decided to move the search service to Kubernetes", datetime(2026, 1, 15, 10, 0)),
+    ("We decided to keep the auth service on virtual machines", datetime(2026, 2, 20, 10, 0)),
+    ("The cafeteria serves pasta on Thursdays", datetime(2026, 3, 4, 10, 0)),
+]
+TODAY = datetime(2026, 3, 11, 9, 0, tzinfo=timezone.utc)  # a Wednesday: last week is 2-8 March
+
+
+def _decisions(open_mem, store_url, **settings: Any):
+    clock = Clock(TODAY)
+    mem = open_mem(store_url, clock=clock, **settings)
+    ids = {}
+    for text, when in DECISIONS:
+        ids[text] = mem.add(text, created_at=when.replace(tzinfo=timezone.utc)).id
+    return mem, ids
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("what did we decide last week?", DECISIONS[0][0]),
+    ("which service did we move in January?", DECISIONS[1][0]),
+    ("what did we decide on February 20?", DECISIONS[2][0]),
+])
+def test_a_period_the_query_names_lifts_what_happened_in_it(open_mem, store_url, query: str,
+                                                             expected: str) -> None:
+    mem, ids = _decisions(open_mem, store_url)
+    hits = mem.search(query, 4, associations=False, record_access=False)
+    assert hits[0].memory.id == ids[expected]
+
+
+def test_a_named_period_never_reverses_a_clear_difference(open_mem, store_url) -> None:
+    mem, ids = _decisions(open_mem, store_url)
+    room = mem.settings.rank_close_margin + mem.settings.time_window_margin
+    for query in ["what did we decide last week?", "which service did we move in January?",
+                  "what is served for lunch since March 2?", "billing service last week"]:
+        plain = mem.search(query, 4, cognitive=False, associations=False, record_access=False)
+        timed = mem.search(query, 4, associations=False, record_access=False)
+        assert {(h.memory.id, h.score) for h in plain} == {(h.memory.id, h.score) for h in timed}
+        place = {h.memory.id: i for i, h in enumerate(timed)}
+        for a in plain:
+            for b in plain:
+                if logit(a.score) - logit(b.score) > room + 1e-9:
+                    assert place[a.memory.id] < place[b.memory.id], (query, a.memory.content)
+    # Lunch last week is in the window but not what a question about decisions is about.
+    hits = mem.search("what did we decide last week?", 4, record_access=False)
+    assert hits[0].memory.id != ids[DECISIONS[3][0]]
+
+
+def test_time_expressions_can_be_turned_off(open_mem, store_url, tmp_path) -> None:
+    query = "which service did we move in January?"
+    mem, ids = _decisions(open_mem, store_url)
+    on = mem.search(query, 4, cognitive=False, associations=False, record_access=False)
+    off_mem, _ = _decisions(open_mem, f"sqlite:///{tmp_path / 'off.db'}", time_window_margin=0.0)
+    off = off_mem.search(query, 4, cognitive=False, associations=False, record_access=False)
+    assert [h.score for h in off] == sorted((h.score for h in off), reverse=True)
+    assert off[0].memory.content == DECISIONS[0][0]  # billing shares more words with the query
+    assert on[0].memory.id == ids[DECISIONS[1][0]]  # the January move, lifted by its period

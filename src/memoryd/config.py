@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     # only hits whose relevance log-odds are within rank_close_margin of each other.
     cognitive_ranking: bool = True
     rank_close_margin: float = Field(default=0.1, ge=0.0, le=5.0)  # ranking.DEFAULT_CLOSE_MARGIN
+    # A memory created (or valid from) inside the period a query names ("last week", "in May",
+    # "March 3") gains this much log-odds over the others: it reorders near-ties, never a
+    # clearly more relevant hit below it. 0 turns time expressions off.
+    time_window_margin: float = Field(default=1.0, ge=0.0, le=5.0)
     rank_retention_weight: float = Field(default=0.05, ge=0.0)
     rank_recency_weight: float = Field(default=0.05, ge=0.0)
     rank_importance_weight: float = Field(default=0.05, ge=0.0)

@@ -77,26 +77,32 @@ def cognitive_bonus(memory: Memory, now: datetime, weights: RankingWeights) -> f
 
 
 def order_within_margin(relevance: Sequence[float], bonus: Sequence[float],
-                        margin: float = DEFAULT_CLOSE_MARGIN) -> list[int]:
-    """Indices by ``logit(relevance) + margin * bonus``, best first (ties keep input order).
+                        margin: float = DEFAULT_CLOSE_MARGIN,
+                        lift: Sequence[float] | None = None) -> list[int]:
+    """Indices by ``logit(relevance) + margin * bonus + lift``, best first (ties keep input
+    order).
 
     ``relevance`` holds calibrated probabilities. A hit whose log-odds exceed another's by
-    more than ``margin`` is never placed below it, whatever the bonuses (each is clamped
-    to [0, 1]).
+    more than ``margin`` plus the largest ``lift`` is never placed below it, whatever the
+    bonuses (each is clamped to [0, 1]). ``lift`` (log-odds, each >= 0) carries what the
+    query itself asks for, e.g. the time it names (:mod:`memoryd.retrieval.when`).
 
         >>> order_within_margin([0.80, 0.78, 0.30], [0.0, 1.0, 1.0], margin=0.25)
         [1, 0, 2]
     """
-    if len(relevance) != len(bonus):
-        raise ValueError("relevance and bonus need one value per hit")
-    if not margin >= 0:
-        raise ValueError(f"margin must be >= 0, got {margin!r}")
-    keys = [logit(r) + margin * min(1.0, max(0.0, b)) for r, b in zip(relevance, bonus)]
+    lift = [0.0] * len(relevance) if lift is None else list(lift)
+    if not len(relevance) == len(bonus) == len(lift):
+        raise ValueError("relevance, bonus and lift need one value per hit")
+    if not margin >= 0 or any(not x >= 0 for x in lift):
+        raise ValueError(f"margin and lift must be >= 0, got {margin!r} and {lift!r}")
+    keys = [logit(r) + margin * min(1.0, max(0.0, b)) + x
+            for r, b, x in zip(relevance, bonus, lift)]
     return sorted(range(len(keys)), key=lambda i: -keys[i])
 
 
 def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWeights,
-                       margin: float = DEFAULT_CLOSE_MARGIN) -> list[SearchHit]:
+                       margin: float = DEFAULT_CLOSE_MARGIN,
+                       lift: Sequence[float] | None = None) -> list[SearchHit]:
     """Reorder hits whose ``score`` is a calibrated relevance: cognition breaks near-ties only.
 
     Each hit keeps its ``score`` (the relevance) and gets ``retention`` filled in. A hit moves
@@ -108,7 +114,7 @@ def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWei
     as a near-tie breaker" and "Engine.search as shipped".)
     """
     bonus = [cognitive_bonus(h.memory, now, weights) for h in hits]
-    order = order_within_margin([h.score for h in hits], bonus, margin)
+    order = order_within_margin([h.score for h in hits], bonus, margin, lift)
     return [hits[i].model_copy(update={"retention": retention_score(hits[i].memory.state, now)})
             for i in order]
 

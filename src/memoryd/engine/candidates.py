@@ -12,7 +12,7 @@ same in every case.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Callable, Literal
 
 import numpy as np
 
@@ -38,16 +38,21 @@ class Evidence:
     vector_rank: dict[str, int]
 
 
-def gather(ctx: EngineContext, terms: list[str], vector: np.ndarray | None,
+def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.ndarray | None],
            filters: SearchFilters, mode: SearchMode, pool: int) -> Evidence:
     """The best ``pool`` of each side the mode uses, each described by both sides (without a
-    query vector, keyword-mode only: the keyword candidates without their cosines)."""
-    if vector is None and mode != "keyword":
-        raise ValueError("a search other than keyword mode needs the query vector")
+    query vector, keyword-mode only: the keyword candidates without their cosines).
+
+    ``query_vector`` is asked for after the keyword side has run, so that the query can be
+    embedded meanwhile (:mod:`memoryd.engine.query_vector`).
+    """
     settings, now = ctx.settings, ctx.clock()
     keyword = (ctx.store.keyword_candidates(terms, filters, now=now, limit=pool,
                                             k1=settings.bm25_k1, b=settings.bm25_b)
                if mode != "vector" else None)
+    vector = query_vector()
+    if vector is None and mode != "keyword":
+        raise ValueError("a search other than keyword mode needs the query vector")
     nearest = (ctx.store.vector_search(vector, filters, now=now, limit=pool)
                if mode != "keyword" else [])
     found = keyword.candidates if keyword is not None else []

@@ -9,8 +9,10 @@
 3. The cognitive layer (:mod:`memoryd.cognition.ranking`): retention, recency and
    importance reorder only hits whose relevance is within ``rank_close_margin`` (in
    log-odds) of each other, so it never puts a clearly less relevant memory above a
-   clearly more relevant one. It applies where hits are ranked by relevance (hybrid search
-   with ``fusion = "relevance"``).
+   clearly more relevant one. A period the query names ("last week", "in May";
+   :mod:`memoryd.retrieval.when`) lifts memories created in it by ``time_window_margin``
+   log-odds, the same kind of bounded reorder. Both apply where hits are ranked by
+   relevance (hybrid search with ``fusion = "relevance"``).
 4. ``min_score`` (a relevance), then MMR diversity if asked, then the limit.
 5. Spreading activation from the top relevant hits: associated memories take only the
    slots after the hits that reach the recall threshold, never pushing one of those out.
@@ -20,21 +22,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-from memoryd.cognition.ranking import RankingWeights, logit, place_associations, rescore_calibrated
+from memoryd.cognition.ranking import (
+    RankingWeights,
+    logit,
+    order_within_margin,
+    place_associations,
+    rescore_calibrated,
+)
 from memoryd.engine.candidates import SearchMode, gather, hits_of, ordered, score
 from memoryd.engine.context import EngineContext
 from memoryd.engine.feedback import record_retrieval
+from memoryd.engine.query_vector import QueryVector
 from memoryd.engine.graph import associated_hits
-from memoryd.models import SearchFilters, SearchHit, Tier
+from memoryd.models import Memory, SearchFilters, SearchHit, Tier
 from memoryd.retrieval.mmr import mmr_order
 from memoryd.retrieval.tokens import query_terms
+from memoryd.retrieval.when import TimeWindow, time_window
 
 __all__ = ["SearchMode", "SearchOptions", "run_search"]
 
 _TIER_PASSES: tuple[list[Tier], ...] = (["hot"], ["hot", "warm"])
+VectorSource = Callable[[], np.ndarray | None]
 
 
 @dataclass(frozen=True)
@@ -64,12 +76,13 @@ def run_search(
 ) -> list[SearchHit]:
     """Run the whole read path and return at most ``options.limit`` hits."""
     filters = ctx.access.narrow(filters)
-    if query_vector is None and options.embed_query:
-        # Every mode embeds the query: the score needs the cosine of keyword candidates too.
-        query_vector = ctx.embedder.embed([query])[0]
-    hits = _tiered_candidates(ctx, query_terms(query), query_vector, filters, options)
-    if options.cognitive and _by_relevance(ctx, options):
-        hits = rescore_calibrated(hits, ctx.clock(), _weights(ctx), ctx.settings.rank_close_margin)
+    # Every mode embeds the query (the score needs the cosine of keyword candidates too),
+    # on a worker thread while the keyword side runs.
+    vector = QueryVector.start(ctx.embedder, query, query_vector, embed=options.embed_query)
+    window = _named_period(ctx, query, options)
+    hits = _tiered_candidates(ctx, query_terms(query), vector.get, filters, options, window)
+    if _by_relevance(ctx, options) and (options.cognitive or window is not None):
+        hits = _near_ties(ctx, hits, options, window)
     if options.min_score is not None:
         hits = [h for h in hits if h.score >= options.min_score]
     if options.mmr and len(hits) > 1:
@@ -103,6 +116,39 @@ def _by_relevance(ctx: EngineContext, options: SearchOptions) -> bool:
     return options.mode == "hybrid" and ctx.settings.fusion == "relevance"
 
 
+def _named_period(ctx: EngineContext, query: str, options: SearchOptions) -> TimeWindow | None:
+    """The period the query names, when the ranking may use it."""
+    if ctx.settings.time_window_margin <= 0 or not _by_relevance(ctx, options):
+        return None
+    return time_window(query, ctx.clock())
+
+
+def _near_ties(ctx: EngineContext, hits: list[SearchHit], options: SearchOptions,
+               window: TimeWindow | None) -> list[SearchHit]:
+    """Reorder hits of close relevance by the cognitive signals and the named period."""
+    lift = None
+    if window is not None:
+        margin = ctx.settings.time_window_margin
+        lift = [margin if _inside(h.memory, window) else 0.0 for h in hits]
+    if options.cognitive:
+        return rescore_calibrated(hits, ctx.clock(), _weights(ctx),
+                                  ctx.settings.rank_close_margin, lift)
+    order = order_within_margin([h.score for h in hits], [0.0] * len(hits), 0.0, lift)
+    return [hits[i] for i in order]
+
+
+def _inside(memory: Memory, window: TimeWindow) -> bool:
+    """Whether the memory happened (``created_at``) or became true (``valid_from``) in it."""
+    return window.contains(memory.created_at) or (
+        memory.valid_from is not None and window.contains(memory.valid_from))
+
+
+def _lift_room(ctx: EngineContext, options: SearchOptions, window: TimeWindow | None) -> float:
+    """How far (log-odds) a hit may rise past more relevant ones: cognition plus the period."""
+    room = ctx.settings.rank_close_margin if options.cognitive else 0.0
+    return room + (ctx.settings.time_window_margin if window is not None else 0.0)
+
+
 def _weights(ctx: EngineContext) -> RankingWeights:
     s = ctx.settings
     return RankingWeights(retention=s.rank_retention_weight, recency=s.rank_recency_weight,
@@ -110,19 +156,21 @@ def _weights(ctx: EngineContext) -> RankingWeights:
                           half_life_days=s.recency_half_life_days)
 
 
-def _tiered_candidates(ctx: EngineContext, terms: list[str], vector: np.ndarray | None,
-                       filters: SearchFilters, options: SearchOptions) -> list[SearchHit]:
+def _tiered_candidates(ctx: EngineContext, terms: list[str], vector: VectorSource,
+                       filters: SearchFilters, options: SearchOptions,
+                       window: TimeWindow | None) -> list[SearchHit]:
     settings = ctx.settings
+    room = _lift_room(ctx, options, window) if _by_relevance(ctx, options) else 0.0
     if filters.tiers is not None or settings.tier_min_results == 0:
-        return _candidates(ctx, terms, vector, filters, options)
+        return _candidates(ctx, terms, vector, filters, options, room)
     wanted = min(settings.tier_min_results, options.limit)
     for tiers in _TIER_PASSES:
         hits = _candidates(ctx, terms, vector, filters.model_copy(update={"tiers": tiers}),
-                           options)
+                           options, room)
         relevant = sum(1 for h in hits if h.score >= settings.recall_threshold)
         if relevant >= wanted or not _has_colder(ctx, tiers):
             return hits
-    return _candidates(ctx, terms, vector, filters, options)
+    return _candidates(ctx, terms, vector, filters, options, room)
 
 
 def _has_colder(ctx: EngineContext, tiers: list[Tier]) -> bool:
@@ -132,15 +180,16 @@ def _has_colder(ctx: EngineContext, tiers: list[Tier]) -> bool:
     ) > 0
 
 
-def _candidates(ctx: EngineContext, terms: list[str], vector: np.ndarray | None,
-                filters: SearchFilters, options: SearchOptions) -> list[SearchHit]:
+def _candidates(ctx: EngineContext, terms: list[str], vector: VectorSource,
+                filters: SearchFilters, options: SearchOptions, room: float) -> list[SearchHit]:
     pool = max(ctx.settings.candidate_pool, options.limit)
     evidence = gather(ctx, terms, vector, filters, options.mode, pool)
     ranked = ordered(ctx, evidence, score(ctx, evidence), options.mode)
     head = max(options.limit * 3, 30)
-    if options.cognitive and _by_relevance(ctx, options) and len(ranked) > options.limit:
-        # Hydrate every hit the near-tie layer could lift into the first ``limit``.
-        floor = logit(ranked[options.limit - 1][0].probability) - ctx.settings.rank_close_margin
+    if room > 0 and len(ranked) > options.limit:
+        # Hydrate every hit the near-tie reorder (``room`` log-odds) could lift into the
+        # first ``limit``.
+        floor = logit(ranked[options.limit - 1][0].probability) - room
         while head < len(ranked) and logit(ranked[head][0].probability) >= floor:
             head += 1
     return hits_of(ctx, evidence, ranked, head)
