@@ -24,7 +24,7 @@ import pytest
 from pg_fixtures import pg_database, pg_server, pg_url  # noqa: F401 - fixtures
 
 import memoryd
-from memoryd.embed import LocalEmbedder
+from memoryd.embed import Embedder, LocalEmbedder, OnnxEmbedder
 from memoryd.engine import Engine
 from memoryd.store.base import Store
 
@@ -63,8 +63,17 @@ def _isolate_memoryd_env(
 
 
 @pytest.fixture(scope="session")
-def shared_embedder() -> LocalEmbedder:
-    """The real default model (all-MiniLM-L6-v2), loaded once per session."""
+def shared_embedder() -> Embedder:
+    """The real default embedder (all-MiniLM-L6-v2, int8, ONNX Runtime), loaded once per
+    session."""
+    embedder = OnnxEmbedder.preset("minilm-int8")
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture(scope="session")
+def torch_embedder() -> LocalEmbedder:
+    """The same model in float32 on torch (``MEMORYD_EMBEDDER=local``), loaded once."""
     embedder = LocalEmbedder()
     embedder.load()
     return embedder
@@ -73,7 +82,7 @@ def shared_embedder() -> LocalEmbedder:
 class _VectorCache:
     """Vectors of texts embedded once per session by the shared model."""
 
-    def __init__(self, embedder: LocalEmbedder) -> None:
+    def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self._cache: dict[str, np.ndarray] = {}
 
@@ -88,7 +97,7 @@ class _VectorCache:
 
 
 @pytest.fixture(scope="session")
-def embed(shared_embedder: LocalEmbedder) -> _VectorCache:
+def embed(shared_embedder: Embedder) -> _VectorCache:
     """``embed(texts) -> (n, 384)`` real vectors, cached across the session."""
     return _VectorCache(shared_embedder)
 
@@ -107,7 +116,7 @@ def clean_memoryd_env() -> pytest.MonkeyPatch:
 
 @pytest.fixture(scope="module")
 def module_mem_factory(
-    tmp_path_factory: pytest.TempPathFactory, shared_embedder: LocalEmbedder
+    tmp_path_factory: pytest.TempPathFactory, shared_embedder: Embedder
 ) -> Iterator[Callable[..., Engine]]:
     """Open engines that live for a whole test module (for read-only query batteries)."""
     opened: list[Engine] = []
@@ -138,7 +147,7 @@ def store_url(store_path: Path) -> str:
 
 
 @pytest.fixture
-def open_mem(shared_embedder: LocalEmbedder) -> Iterator[Callable[..., Engine]]:
+def open_mem(shared_embedder: Embedder) -> Iterator[Callable[..., Engine]]:
     """``open_mem(url, **overrides)``: memoryd.open with the shared model; closed at teardown."""
     opened: list[Engine] = []
 
@@ -157,7 +166,7 @@ def open_mem(shared_embedder: LocalEmbedder) -> Iterator[Callable[..., Engine]]:
 
 
 @pytest.fixture
-def mem(store_url: str, shared_embedder: LocalEmbedder) -> Iterator[Engine]:
+def mem(store_url: str, shared_embedder: Embedder) -> Iterator[Engine]:
     """A fresh memory in a temp SQLite file, using the shared real embedder."""
     engine = memoryd.open(store_url, embedder=shared_embedder)
     yield engine
@@ -203,7 +212,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def store(backend: str, store_factory: Callable[..., Store], shared_embedder: LocalEmbedder) -> Store:
+def store(backend: str, store_factory: Callable[..., Store], shared_embedder: Embedder) -> Store:
     """An empty store of each backend, with the shared model recorded as its embedder."""
     made = store_factory(backend)
     made.set_embedding_model(shared_embedder.model_id, shared_embedder.dims)

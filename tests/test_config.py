@@ -24,7 +24,7 @@ def write_toml(path: Path, text: str) -> Path:
 def test_defaults() -> None:
     s = Settings()
     assert s.max_content_bytes == 64 * 1024
-    assert s.embedder == "local"
+    assert s.embedder == "onnx"
     assert s.rrf_k == 5
     assert s.vector_weight == 2.0
     assert s.embed_api_key is None

@@ -28,11 +28,9 @@ SRC_DIR = Path(memoryd.embed.__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def local() -> LocalEmbedder:
-    """The default model, loaded once for the whole session."""
-    embedder = LocalEmbedder()
-    embedder.load()
-    return embedder
+def local(torch_embedder: LocalEmbedder) -> LocalEmbedder:
+    """all-MiniLM-L6-v2 on torch (``MEMORYD_EMBEDDER=local``), loaded once for the session."""
+    return torch_embedder
 
 
 def _free_port() -> int:
@@ -414,8 +412,8 @@ def isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     return lambda **kw: Settings(home=tmp_path, **kw)
 
 
-def test_make_embedder_local_default(isolated_settings) -> None:
-    embedder = make_embedder(isolated_settings(embed_batch_size=16))
+def test_make_embedder_local(isolated_settings) -> None:
+    embedder = make_embedder(isolated_settings(embedder="local", embed_batch_size=16))
     assert isinstance(embedder, LocalEmbedder)
     assert embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
     assert embedder.dims == 384 and embedder.batch_size == 16 and not embedder.loaded

@@ -12,7 +12,7 @@ import pytest
 
 import memoryd
 from memoryd.config import Settings
-from memoryd.embed import LocalEmbedder, make_embedder
+from memoryd.embed import DEFAULT_MODEL_ID, LocalEmbedder, make_embedder
 from memoryd.embed.onnx import PRESETS, OnnxEmbedder
 from memoryd.errors import EmbeddingError, ModelMismatch
 
@@ -27,10 +27,10 @@ def onnx() -> OnnxEmbedder:
     return embedder
 
 
-def test_preset_knows_its_shape_before_loading() -> None:
-    embedder = make_embedder(Settings(embedder="onnx"))
+def test_preset_is_the_default_and_knows_its_shape_before_loading() -> None:
+    embedder = make_embedder(Settings())
     assert isinstance(embedder, OnnxEmbedder)
-    assert embedder.model_id == "onnx:all-MiniLM-L6-v2-int8"
+    assert embedder.model_id == DEFAULT_MODEL_ID  # the same model as the torch build
     assert embedder.dims == 384
     assert not embedder.loaded
 
@@ -43,10 +43,10 @@ def test_vectors_are_unit_length_float32_in_order(onnx: OnnxEmbedder) -> None:
     assert np.allclose(onnx.embed_one(texts[1]), vectors[1], atol=1e-5)
 
 
-def test_meaning_matches_the_float32_model(onnx: OnnxEmbedder, shared_embedder: LocalEmbedder) -> None:
+def test_meaning_matches_the_float32_model(onnx: OnnxEmbedder, torch_embedder: LocalEmbedder) -> None:
     texts = ["Deploys go out on Tuesdays after standup.", "When do we ship a release?",
              "My cat likes to sleep on the warm laptop keyboard."]
-    a, b = onnx.embed(texts), shared_embedder.embed(texts)
+    a, b = onnx.embed(texts), torch_embedder.embed(texts)
     # int8 weights: the same model up to quantisation noise
     assert np.all((a * b).sum(axis=1) > 0.99)
     assert a[0] @ a[1] > a[2] @ a[1] + 0.2  # the paraphrase, not the cat
@@ -118,18 +118,36 @@ def test_bad_inputs_are_refused(onnx: OnnxEmbedder) -> None:
         OnnxEmbedder(Path("m.onnx"), Path("t.json"), model_id="x", dims=384, pooling="max")
 
 
-def test_switching_a_store_needs_reembed_and_then_finds_by_meaning(
-    tmp_path: Path, shared_embedder: LocalEmbedder, onnx: OnnxEmbedder
+def test_a_store_written_by_torch_is_searched_by_onnx_and_back(
+    tmp_path: Path, torch_embedder: LocalEmbedder, onnx: OnnxEmbedder
 ) -> None:
+    url = f"sqlite:///{tmp_path}/shared.db"
+    with memoryd.open(url, embedder=torch_embedder) as mem:
+        mem.add("Deploys go out on Tuesdays after standup.")
+        mem.add("The staging database password rotates monthly.")
+    with memoryd.open(url, embedder=onnx) as mem:
+        hits = mem.search("when do we ship?", mode="vector", limit=1, record_access=False)
+        assert hits[0].memory.content.startswith("Deploys go out")
+        mem.add("Release notes are written by the on-call engineer.")
+    with memoryd.open(url, embedder=torch_embedder) as mem:
+        hits = mem.search("who writes the release notes?", mode="vector", limit=1,
+                          record_access=False)
+        assert hits[0].memory.content.startswith("Release notes")
+
+
+def test_another_model_still_needs_reembed(tmp_path: Path, onnx: OnnxEmbedder) -> None:
+    spec = PRESETS["minilm-int8"]
+    other = OnnxEmbedder(spec.onnx_path, spec.tokenizer_path, model_id="onnx:another-model",
+                         dims=384)
     url = f"sqlite:///{tmp_path}/switch.db"
-    with memoryd.open(url, embedder=shared_embedder) as mem:
+    with memoryd.open(url, embedder=onnx) as mem:
         mem.add("Deploys go out on Tuesdays after standup.")
         mem.add("The staging database password rotates monthly.")
     with pytest.raises(ModelMismatch):
-        memoryd.open(url, embedder=onnx)
-    with memoryd.open(url, embedder=onnx, allow_model_mismatch=True) as mem:
+        memoryd.open(url, embedder=other)
+    with memoryd.open(url, embedder=other, allow_model_mismatch=True) as mem:
         assert mem.reembed() == 2
-    with memoryd.open(url, embedder=onnx) as mem:
+    with memoryd.open(url, embedder=other) as mem:
         hits = mem.search("when do we ship?", mode="vector", limit=1, record_access=False)
         assert hits[0].memory.content.startswith("Deploys go out")
 
@@ -140,3 +158,26 @@ def test_importing_the_module_loads_no_runtime() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=SRC_DIR, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_model_loads_after_a_store_with_a_vector_graph(tmp_path: Path, onnx: OnnxEmbedder) -> None:
+    """A server opens its store (the HNSW graph loads usearch) before the model: in a fresh
+    process that order must work (onnxruntime 1.23+ crashes when imported after usearch, so
+    memoryd imports it first)."""
+    url = f"sqlite:///{tmp_path}/graph.db"
+    texts = [f"note {i} about the billing service" for i in range(60)]
+    with memoryd.open(url, embedder=onnx, hnsw_threshold=50) as mem:
+        mem.add_many([{"content": t} for t in texts])
+    code = (
+        "import sys, numpy, memoryd\n"
+        f"mem = memoryd.open({url!r}, hnsw_threshold=50)\n"
+        "given = numpy.full(384, 384 ** -0.5, dtype=numpy.float32)\n"
+        "mem.search('billing', 3, mode='vector', query_vector=given, record_access=False)\n"
+        "assert mem.store._index.uses_hnsw and not mem.embedder.loaded\n"
+        "hits = mem.search('which service bills customers?', 3, record_access=False)\n"
+        "print(len(hits), type(mem.embedder).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=SRC_DIR, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["3", "OnnxEmbedder"]

@@ -53,7 +53,8 @@ class Settings(BaseSettings):
     )
 
     # Embeddings
-    embedder: Literal["local", "onnx", "fastembed", "openai", "ollama"] = "local"
+    # onnx: all-MiniLM-L6-v2 (int8) on ONNX Runtime; local: the same model on torch.
+    embedder: Literal["local", "onnx", "fastembed", "openai", "ollama"] = "onnx"
     embed_model: str | None = Field(default=None, description="Model name for the provider.")
     embed_url: str | None = Field(default=None, description="Base URL of an HTTP embedder.")
     embed_api_key: SecretStr | None = None

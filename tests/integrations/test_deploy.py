@@ -42,7 +42,7 @@ def test_dockerfile_passes_hadolint_and_keeps_its_promises():
     assert '"torch==2.13.0"' in text and "whl/cpu" in text
     assert "USER 10001:10001" in text
     assert "HEALTHCHECK" in text and "/readyz" in text
-    assert "LocalEmbedder(); e.load()" in text  # the bundled model loads at build time
+    assert "make_embedder(Settings()); e.load()" in text  # the default model loads at build time
 
 
 def test_compose_file_matches_the_compose_specification():

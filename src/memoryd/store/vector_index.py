@@ -31,6 +31,24 @@ def _single_blas_thread():
 _EXACT_SHARE = 0.25
 # A saved graph is repaired on load when at most this share of the live keys changed.
 _MAX_REPAIR = 0.2
+#: Graphs of at least this many vectors are built on every core (see _build_hnsw).
+_PARALLEL_BUILD = 10_000
+
+
+def _usearch_index() -> type:
+    """usearch's Index class, imported after onnxruntime when that is installed.
+
+    onnxruntime 1.23 and later crash the process (SIGSEGV) when they are imported after
+    usearch's extension module, and a server opens its store (and its HNSW graph) before it
+    loads the embedding model. Imported first, both work (tests/test_embed_onnx.py).
+    """
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
+    from usearch.index import Index
+
+    return Index
 
 
 class VectorIndex:
@@ -175,8 +193,7 @@ class VectorIndex:
         self._matrix, self._keys, self._alive = matrix, keys, alive
 
     def _new_hnsw(self):
-        from usearch.index import Index
-
+        Index = _usearch_index()
         return Index(
             ndim=self.dims,
             metric="cos",
@@ -189,7 +206,11 @@ class VectorIndex:
     def _build_hnsw(self) -> None:
         index = self._new_hnsw()
         live = self._alive[: self._n]
-        index.add(self._keys[: self._n][live], self._matrix[: self._n][live], threads=0)
+        # Inserting on several threads at once makes the graph depend on their timing, so
+        # what a search finds can differ from one build of the same vectors to the next.
+        # One thread keeps small builds (milliseconds) reproducible.
+        threads = 0 if self._live >= _PARALLEL_BUILD else 1
+        index.add(self._keys[: self._n][live], self._matrix[: self._n][live], threads=threads)
         self._hnsw = index
 
     def save_hnsw(self, path: Path) -> bool:
