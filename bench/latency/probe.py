@@ -1,7 +1,7 @@
 """Fresh-process probes (run as subprocesses): cold open time and resident memory.
 
     python -m bench.latency.probe open <db path>
-    python -m bench.latency.probe rss <db path> <queries.json>
+    python -m bench.latency.probe rss <db path> <queries.json> [onnx|local]
 
 Each prints one JSON object on its last stdout line.
 """
@@ -61,7 +61,8 @@ def probe_open(path: str) -> dict:
     return out
 
 
-def probe_rss(path: str, queries_file: str) -> dict:
+def probe_rss(path: str, queries_file: str, embedder: str | None = None) -> dict:
+    """RSS by stage; ``embedder`` names the embedding runtime (default: the settings' default)."""
     from bench.common import peak_rss_mb, rss_mb
     from bench.latency.stores import isolate_settings, store_url
 
@@ -69,10 +70,13 @@ def probe_rss(path: str, queries_file: str) -> dict:
     import pathlib
 
     import memoryd
+    from memoryd.config import Settings
+    from memoryd.embed import make_embedder
 
     stages = {"python_and_imports": round(rss_mb(), 1)}
     queries = json.loads(pathlib.Path(queries_file).read_text())
-    mem = memoryd.open(store_url(pathlib.Path(path)))
+    settings = Settings(embedder=embedder) if embedder else Settings()
+    mem = memoryd.open(store_url(pathlib.Path(path)), embedder=make_embedder(settings))
     stages["store_open_model_not_loaded"] = round(rss_mb(), 1)
     stages["peak_after_open"] = round(peak_rss_mb(), 1)
     mem.embedder.load()
@@ -116,7 +120,7 @@ def main() -> None:
     if kind == "open":
         result = probe_open(sys.argv[2])
     elif kind == "rss":
-        result = probe_rss(sys.argv[2], sys.argv[3])
+        result = probe_rss(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     else:
         raise SystemExit(f"unknown probe {kind}")
     result["process_seconds"] = round(time.perf_counter() - T_START, 3)

@@ -142,8 +142,10 @@ def matches(store, queries: list[str]) -> dict[str, float]:
 
 
 def run_one(backend: str, n: int, per_set: int, embedder, pg_base: str | None,
-            synthetic_beyond: int = 0) -> dict[str, Any]:
-    """Build (or reuse) the store of ``n`` memories on ``backend`` and time every variant."""
+            synthetic_beyond: int = 0, torch=None) -> dict[str, Any]:
+    """Build (or reuse) the store of ``n`` memories on ``backend`` and time every variant;
+    with ``torch`` (a second embedder of the same model) also search through it."""
+    torch = torch or embedder
     import memoryd
     from bench.latency.corpus import generate_queries
     from bench.scale.run import build, corpus_and_vectors, url_for
@@ -155,10 +157,16 @@ def run_one(backend: str, n: int, per_set: int, embedder, pg_base: str | None,
     qvecs = embedder.embed(queries)
     out: dict[str, Any] = {"build": built, "queries": len(queries),
                            "load_before": os.getloadavg()}
-    with memoryd.open(url, embedder=embedder) as mem:
+    with memoryd.open(url, embedder=embedder) as mem, memoryd.open(url, embedder=torch) as other:
         out["memories"] = mem.store.count()
         out["matching_memories"] = matches(mem.store, queries)
-        out["latency"] = measure(variants(mem, embedder, queries, qvecs), len(queries))
+        calls = variants(mem, embedder, queries, qvecs)
+        if torch is not embedder:
+            calls["query embedding, torch (MEMORYD_EMBEDDER=local)"] = lambda i: torch.embed(
+                [queries[i]])
+            calls["Engine.search end to end, torch"] = lambda i: other.search(
+                queries[i], 10, record_access=False)
+        out["latency"] = measure(calls, len(queries))
     out["load_after"] = os.getloadavg()
     new, old = (out["latency"][k]["p50_ms"] for k in (
         "keyword candidates, memoryd BM25 (pool 50)", "keyword, previous ranking (pool 50)"))
@@ -176,6 +184,7 @@ def render(r: dict[str, Any]) -> str:
              f"({r['machine']['cpu_model']}), shared with other work (load averages per run below). "
              "Medians over every query; each query runs every variant in turn. Budget (DESIGN.md §6): "
              "search at 100k p50 <= 30 ms end to end with the query embedding, <= 10 ms without."
+             + (f" Queries embedded by {r['embedder']} (all-MiniLM-L6-v2)." if r.get("embedder") else "")
              + (f" Vectors: the first {r['synthetic_beyond']:,} texts embedded with all-MiniLM-L6-v2, "
                 "every later memory a noisy copy of one of them (texts are all distinct)."
                 if r.get("synthetic_beyond") else ""), ""]
@@ -209,11 +218,17 @@ def render(r: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the bench and write bench/results/search_ranking.{json,md}."""
+    from memoryd.config import Settings
+
     p = argparse.ArgumentParser(prog="python -m bench.latency.search_ranking", description=__doc__)
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--backends", default="sqlite,postgresql")
     p.add_argument("--per-set", type=int, default=60)
     p.add_argument("--pg-url", default=None)
+    p.add_argument("--embedder", default=Settings.model_fields["embedder"].default,
+                   help="runtime of the query embedding: onnx (the default) or local (torch)")
+    p.add_argument("--compare-torch", action="store_true",
+                   help="also embed and search with the torch runtime, interleaved")
     p.add_argument("--name", default="search_ranking",
                    help="results file name under bench/results (default: search_ranking)")
     p.add_argument("--skip-write-cost", action="store_true",
@@ -225,16 +240,21 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     from bench.latency.stores import isolate_settings
     from bench.scale.run import pg_base_url, pg_url_for
-    from memoryd.embed import LocalEmbedder
+    from memoryd.embed import make_embedder
 
     isolate_settings()
-    embedder = LocalEmbedder()
+    embedder = make_embedder(Settings(embedder=args.embedder))  # the query side; memories' vectors are cached
     embedder.load()
+    torch = None
+    if args.compare_torch and args.embedder != "local":
+        torch = make_embedder(Settings(embedder="local"))
+        torch.load()
     backends = [b for b in args.backends.split(",") if b]
     pg_base = pg_base_url(args.pg_url) if "postgresql" in backends else None
     result: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                               "command": "python -m bench.latency.search_ranking " + " ".join(argv),
                               "machine": machine_info(), "synthetic_beyond": args.synthetic_beyond,
+                              "embedder": type(embedder).__name__,
                               "runs": {}}
     from bench.latency import write_terms
 
@@ -247,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
         for backend in backends:
             log(f"{backend} at {n}")
             result["runs"][f"{backend}, {n:,}"] = run_one(backend, n, args.per_set, embedder, pg_base,
-                                                                args.synthetic_beyond)
+                                                                args.synthetic_beyond, torch)
             write_results(args.name, result, render(result))
     log(f"wrote bench/results/{args.name}.{{json,md}}")
 
