@@ -24,11 +24,20 @@ def fit(pools: Sequence[Pool], columns: Sequence[int] | None = None, l2: float =
     Minimises the mean log loss plus ``l2`` times the squared weights (L-BFGS-B with
     bounds); features outside ``columns`` get weight 0.
     """
-    from scipy.optimize import minimize
-
     cols = list(range(len(FEATURES))) if columns is None else list(columns)
     x = np.vstack([p.x for p in pools])[:, cols]
     y = np.concatenate([p.labels for p in pools]).astype(np.float64)
+    theta = logistic(x, y, l2)
+    weights = [0.0] * len(FEATURES)
+    for j, col in enumerate(cols):
+        weights[col] = float(theta[j + 1])
+    return RelevanceModel(intercept=float(theta[0]), weights=tuple(weights))
+
+
+def logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-5) -> np.ndarray:
+    """(intercept, weights...) of a logistic regression with weights >= 0 over the columns
+    of ``x``: mean log loss plus ``l2`` times the squared weights, L-BFGS-B with bounds."""
+    from scipy.optimize import minimize
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         z = theta[0] + x @ theta[1:]
@@ -38,13 +47,10 @@ def fit(pools: Sequence[Pool], columns: Sequence[int] | None = None, l2: float =
         grad = np.concatenate([[grad_z.sum()], x.T @ grad_z + 2 * l2 * theta[1:]])
         return float(value), grad
 
-    start = np.zeros(len(cols) + 1)
-    bounds = [(None, None)] + [(0.0, None)] * len(cols)
+    start = np.zeros(x.shape[1] + 1)
+    bounds = [(None, None)] + [(0.0, None)] * x.shape[1]
     result = minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000})
-    weights = [0.0] * len(FEATURES)
-    for j, col in enumerate(cols):
-        weights[col] = float(result.x[j + 1])
-    return RelevanceModel(intercept=float(result.x[0]), weights=tuple(weights))
+    return result.x
 
 
 def reliability(prob: np.ndarray, labels: np.ndarray, bins: int = 10) -> dict:

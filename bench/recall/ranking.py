@@ -31,6 +31,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from bench.recall import data as beam  # noqa: E402
 from bench.recall import experiments as X  # noqa: E402
+from bench.recall import neighbours  # noqa: E402
 from bench.recall.candidates import TermIndex, build_queries  # noqa: E402
 from bench.recall.corpus import CACHE_DIR, CONTEXTS, Corpus, load, user_turns_only  # noqa: E402
 from bench.recall.negatives import UNRELATED_QUERIES  # noqa: E402
@@ -116,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"{len(queries)} queries ({', '.join(f'{k} {sum(q.kind == k for q in queries)}' for k in X.KINDS)})")
     res = X.run_all(queries, indexes, by_number, log)
     rankers = res.pop("_rankers")
+    log("the next turn as a feature")
+    res["neighbours"] = neighbours.section(queries, indexes, by_number)
     log("transfer check: user turns only")
     res["transfer"] = X.transfer_section(res, user_queries, user_indexes)
     backends = [b for b in args.engine.split(",") if b]

@@ -37,6 +37,8 @@ def render(res: dict[str, Any]) -> str:
         out += _transfer(res["transfer"])
     out += _keyword(res["keyword"])
     out += _fusion(res)
+    if "neighbours" in res:
+        out += _neighbours(res["neighbours"])
     out += _calibration(res["calibration"])
     out += _cognitive(res["cognitive"], res["time"])
     out += _latency(res["latency"])
@@ -185,6 +187,28 @@ def _fusion(res: dict) -> list[str]:
     for half, m in res["models"]["full"]["halves"].items():
         out.append(f"- {half}: intercept {m['intercept']}, " + ", ".join(f"{k} {v}" for k, v in m["weights"].items()))
     return out + [""]
+
+
+def _neighbours(nb: dict) -> list[str]:
+    """bench/recall/neighbours.py: the next turn's cosine as a sixth feature (not shipped)."""
+    names = list(nb["tables"])
+    out = ["## The next turn as a feature (measured, not shipped)", "",
+           "The cosine of the query to the next message of the same session, given to the "
+           "relevance model as a sixth feature; both models fitted on one half and scored on the "
+           "other, on the same candidate pools (bench/recall/neighbours.py).", ""]
+    out += _head("ability / model")
+    for ability in nb["tables"][names[0]]:
+        out.append(f"| **{ability}** | | | | | | |")
+        out += [_row(n, nb["tables"][n][ability]) for n in names]
+    out += [""] + [f"Sign tests, {name} against the five: " + ", ".join(
+        f"{m} {s['wins']}/{s['losses']} p={s['p']}" for m, s in tests.items()) + "."
+        for name, tests in nb["sign"].items()] + ["",
+        "Per half (overall): " + "; ".join(
+            f"{n}, {h}: hit@1 {t['hit@1']}, hit@5 {t['hit@5']}, hit@10 {t['hit@10']}"
+            for n, halves in nb["halves"].items() for h, t in halves.items()) + ".", "",
+        "Weights (intercept, cosine, cosine_gap, coverage, saturation, keyword_lead[, the "
+        "added feature]): " + "; ".join(f"{k}: {v}" for k, v in nb["weights"].items()) + ".", ""]
+    return out
 
 
 def _calibration(cal: dict) -> list[str]:
