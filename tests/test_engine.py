@@ -179,6 +179,19 @@ def test_embedding_failure_writes_no_partial_batch(store_url, open_mem, shared_e
     check_consistency(store_path)
 
 
+def test_a_query_embedding_failure_surfaces_from_search(store_url, open_mem,
+                                                        shared_embedder) -> None:
+    """The query is embedded on a worker thread; its failure is the search's error, and the
+    next search works."""
+    failing = FailingEmbedder(shared_embedder, fail_on_call=2)
+    mem = open_mem(store_url, embedder=failing)
+    mem.add("Deploys go out on Tuesdays after standup")
+    with pytest.raises(EmbeddingError, match="model crashed"):
+        mem.search("when do we ship?", 3, record_access=False)
+    hits = mem.search("when do we ship?", 3, record_access=False)
+    assert hits[0].memory.content.startswith("Deploys")
+
+
 def test_lone_surrogate_content_is_invalid_input(mem) -> None:
     with pytest.raises(InvalidInput):
         mem.add("broken \ud800 text")

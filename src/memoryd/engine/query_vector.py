@@ -25,7 +25,9 @@ def _workers() -> ThreadPoolExecutor:
     global _pool
     with _lock:
         if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=2,
+            # Concurrent searches (a server's request threads) embed at once up to one per
+            # core; more would only wait for a core.
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1),
                                                      thread_name_prefix="memoryd-query-vector"))
         return _pool[1]
 

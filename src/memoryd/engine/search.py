@@ -36,8 +36,8 @@ from memoryd.cognition.ranking import (
 from memoryd.engine.candidates import SearchMode, gather, hits_of, ordered, score
 from memoryd.engine.context import EngineContext
 from memoryd.engine.feedback import record_retrieval
-from memoryd.engine.query_vector import QueryVector
 from memoryd.engine.graph import associated_hits
+from memoryd.engine.query_vector import QueryVector
 from memoryd.models import Memory, SearchFilters, SearchHit, Tier
 from memoryd.retrieval.mmr import mmr_order
 from memoryd.retrieval.tokens import query_terms
