@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from memoryd.config import Settings, config_file_path
+from memoryd.config import Settings, config_file_path, default_home
 
 SECRET_KEY = "sk-test-TOPSECRETVALUE0123456789"
 DB_PASSWORD = "hunter2-db-password"
@@ -78,6 +78,16 @@ def test_home_and_store_url(monkeypatch, tmp_path) -> None:
     assert Settings().resolved_store_url == f"sqlite:///{(tmp_path / 'home' / 'memoryd.db').resolve()}"
     monkeypatch.setenv("MEMORYD_STORE_URL", "sqlite:////elsewhere/x.db")
     assert Settings().resolved_store_url == "sqlite:////elsewhere/x.db"
+
+
+def test_an_empty_variable_counts_as_unset(monkeypatch, tmp_path) -> None:
+    """MEMORYD_HOME="" must not put the store in the current directory."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEMORYD_HOME", "")
+    monkeypatch.setenv("MEMORYD_EMBEDDER", "")
+    s = Settings()
+    assert s.home == default_home() and s.home.resolve() != tmp_path.resolve()
+    assert s.embedder == "onnx"
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,9 @@ def config_file_path() -> Path:
 class Settings(BaseSettings):
     """Every tunable of memoryd, with the defaults the benchmarks support."""
 
-    model_config = SettingsConfigDict(env_prefix="MEMORYD_", extra="ignore")
+    # An empty MEMORYD_* variable counts as unset (MEMORYD_HOME="" would otherwise put the store
+    # in the current directory).
+    model_config = SettingsConfigDict(env_prefix="MEMORYD_", extra="ignore", env_ignore_empty=True)
 
     home: Path = Field(default_factory=default_home, description="Data directory.")
     store_url: str | None = Field(
