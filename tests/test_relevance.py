@@ -123,6 +123,18 @@ class Clock:
         return self.now
 
 
+def assert_clear_differences_kept(plain: list, reordered: list, room: float, query: str) -> None:
+    """The same hits with the same scores, and none placed below one whose relevance it
+    exceeds by more than ``room`` log-odds."""
+    assert {(h.memory.id, h.score) for h in plain} == {(h.memory.id, h.score) for h in reordered}
+    place = {h.memory.id: i for i, h in enumerate(reordered)}
+    for a in plain:
+        for b in plain:
+            if logit(a.score) - logit(b.score) > room + 1e-9:
+                assert place[a.memory.id] < place[b.memory.id], (query, a.memory.content,
+                                                                 b.memory.content)
+
+
 def test_the_cognitive_layer_never_reverses_a_clear_difference(open_mem, store_url) -> None:
     start = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
     clock = Clock(start)
@@ -143,13 +155,7 @@ def test_the_cognitive_layer_never_reverses_a_clear_difference(open_mem, store_u
     for query in QUERIES:
         plain = mem.search(query, 8, cognitive=False, associations=False, record_access=False)
         cognitive = mem.search(query, 8, associations=False, record_access=False)
-        assert {(h.memory.id, h.score) for h in plain} == {(h.memory.id, h.score) for h in cognitive}
-        place = {h.memory.id: i for i, h in enumerate(cognitive)}
-        for a in plain:
-            for b in plain:
-                if logit(a.score) - logit(b.score) > margin + 1e-9:
-                    assert place[a.memory.id] < place[b.memory.id], (query, a.memory.content,
-                                                                     b.memory.content)
+        assert_clear_differences_kept(plain, cognitive, margin, query)
         assert not math.isnan(sum(h.score for h in cognitive))
     # A near-tie is broken by the cognitive signals, whichever way the plain order had it.
     plain = mem.search("where is the release checklist", 2, cognitive=False, associations=False,
@@ -200,12 +206,7 @@ def test_a_named_period_never_reverses_a_clear_difference(open_mem, store_url) -
                   "what is served for lunch since March 2?", "billing service last week"]:
         plain = mem.search(query, 4, cognitive=False, associations=False, record_access=False)
         timed = mem.search(query, 4, associations=False, record_access=False)
-        assert {(h.memory.id, h.score) for h in plain} == {(h.memory.id, h.score) for h in timed}
-        place = {h.memory.id: i for i, h in enumerate(timed)}
-        for a in plain:
-            for b in plain:
-                if logit(a.score) - logit(b.score) > room + 1e-9:
-                    assert place[a.memory.id] < place[b.memory.id], (query, a.memory.content)
+        assert_clear_differences_kept(plain, timed, room, query)
     # Lunch last week is in the window but not what a question about decisions is about.
     hits = mem.search("what did we decide last week?", 4, record_access=False)
     assert hits[0].memory.id != ids[DECISIONS[3][0]]

@@ -26,7 +26,7 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
-from starlette.types import Send
+from starlette.types import Message, Send
 
 from memoryd.errors import (
     DomainNotFound,
@@ -119,6 +119,20 @@ def error_response(
     except Exception:
         log.exception("could not render an error response")
         return Response(_FALLBACK, status_code=status, media_type="application/json")
+
+
+class StartTracker:
+    """Wraps an ASGI ``send`` and records whether the response has started, so middleware
+    knows whether it may still answer with an error envelope."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self._send(message)
 
 
 async def send_error(

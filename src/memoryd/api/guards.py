@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memoryd.api.errors import send_error
+from memoryd.api.errors import StartTracker, send_error
 from memoryd.api.hosts import HostPolicy, HostRejected
 
 log = logging.getLogger("memoryd.api")
@@ -65,17 +65,10 @@ class ErrorBarrier:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
+        tracked = StartTracker(send)
         try:
             await self.app(scope, receive, tracked)
         except Exception:
             log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
-            if not started:
+            if not tracked.started:
                 await send_error(send, 500, "internal error", "internal")

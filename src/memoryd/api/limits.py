@@ -22,7 +22,7 @@ import anyio
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.api.errors import send_error
+from memoryd.api.errors import StartTracker, send_error
 
 MCP_PATH = "/mcp"
 
@@ -71,7 +71,6 @@ class BodyLimitMiddleware:
                 await send_error(send, 413, _too_large(self.limit), "too_large")
                 return
         seen = 0
-        started = False
 
         async def counted() -> Message:
             nonlocal seen
@@ -82,16 +81,11 @@ class BodyLimitMiddleware:
                     raise BodyTooLarge(self.limit)
             return message
 
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
+        tracked = StartTracker(send)
         try:
             await self.app(scope, counted, tracked)
         except BodyTooLarge:
-            if not started:
+            if not tracked.started:
                 await send_error(send, 413, _too_large(self.limit), "too_large")
 
 

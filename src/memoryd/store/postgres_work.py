@@ -94,27 +94,19 @@ class PostgresWorkTables:
     def task_messages(self, task_id: str, *, after: int = 0, roles: list[str] | None = None,
                       kinds: list[str] | None = None, limit: int = 100,
                       newest_first: bool = True) -> list[TaskMessage]:
-        clauses, params = ["task_id = %s", "id > %s"], [task_id, after]
-        for column, values in (("role", roles), ("kind", kinds)):
-            if values:
-                clause, args = DIALECT.in_list(column, list(values))
-                clauses.append(clause)
-                params.extend(args)
+        where, params = work.message_filters(DIALECT, task_id, after=after, roles=roles,
+                                             kinds=kinds)
         order = "DESC" if newest_first else "ASC"
         rows = self._work_rows(
             f"SELECT {', '.join(work.MESSAGE_COLUMNS)} FROM task_messages "
-            f"WHERE {' AND '.join(clauses)} ORDER BY id {order} LIMIT %s", [*params, limit])
+            f"WHERE {where} ORDER BY id {order} LIMIT %s", [*params, limit])
         return [work.row_message(_decode(work.MESSAGE_COLUMNS, r)) for r in rows]
 
     def count_task_messages(self, task_id: str, *, after: int = 0,
                             roles: list[str] | None = None) -> int:
-        clauses, params = ["task_id = %s", "id > %s"], [task_id, after]
-        if roles:
-            clause, args = DIALECT.in_list("role", list(roles))
-            clauses.append(clause)
-            params.extend(args)
+        where, params = work.message_filters(DIALECT, task_id, after=after, roles=roles)
         [(count,)] = self._work_rows(
-            f"SELECT COUNT(*) FROM task_messages WHERE {' AND '.join(clauses)}", params)
+            f"SELECT COUNT(*) FROM task_messages WHERE {where}", params)
         return int(count)
 
     # --- wait jobs -------------------------------------------------------

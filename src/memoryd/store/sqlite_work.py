@@ -106,28 +106,20 @@ class SQLiteWorkTables:
     def task_messages(self, task_id: str, *, after: int = 0, roles: list[str] | None = None,
                       kinds: list[str] | None = None, limit: int = 100,
                       newest_first: bool = True) -> list[TaskMessage]:
-        clauses, params = ["task_id = ?", "id > ?"], [task_id, after]
-        for column, values in (("role", roles), ("kind", kinds)):
-            if values:
-                clause, args = DIALECT.in_list(column, list(values))
-                clauses.append(clause)
-                params.extend(args)
+        where, params = work.message_filters(DIALECT, task_id, after=after, roles=roles,
+                                             kinds=kinds)
         order = "DESC" if newest_first else "ASC"
         rows = self._conn.execute(
             f"SELECT {', '.join(work.MESSAGE_COLUMNS)} FROM task_messages "
-            f"WHERE {' AND '.join(clauses)} ORDER BY id {order} LIMIT ?", [*params, limit]
+            f"WHERE {where} ORDER BY id {order} LIMIT ?", [*params, limit]
         ).fetchall()
         return [work.row_message(_MESSAGE_ROW(r)) for r in rows]
 
     def count_task_messages(self, task_id: str, *, after: int = 0,
                             roles: list[str] | None = None) -> int:
-        clauses, params = ["task_id = ?", "id > ?"], [task_id, after]
-        if roles:
-            clause, args = DIALECT.in_list("role", list(roles))
-            clauses.append(clause)
-            params.extend(args)
+        where, params = work.message_filters(DIALECT, task_id, after=after, roles=roles)
         (count,) = self._conn.execute(
-            f"SELECT COUNT(*) FROM task_messages WHERE {' AND '.join(clauses)}", params
+            f"SELECT COUNT(*) FROM task_messages WHERE {where}", params
         ).fetchone()
         return int(count)
 

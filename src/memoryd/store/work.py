@@ -80,6 +80,18 @@ def task_filters(dialect: Dialect, *, statuses: list[str] | None, scope: str | N
     return " AND ".join(clauses) or dialect.true, params
 
 
+def message_filters(dialect: Dialect, task_id: str, *, after: int, roles: list[str] | None,
+                    kinds: list[str] | None = None) -> tuple[str, list[Any]]:
+    """WHERE clause (without the keyword) and parameters of a task's messages after ``after``."""
+    clauses, params = [f"task_id = {dialect.mark}", f"id > {dialect.mark}"], [task_id, after]
+    for column, values in (("role", roles), ("kind", kinds)):
+        if values:
+            clause, args = dialect.in_list(column, list(values))
+            clauses.append(clause)
+            params.extend(args)
+    return " AND ".join(clauses), params
+
+
 # --- wait jobs ----------------------------------------------------------------------------
 def wait_row(job: dict[str, Any]) -> dict[str, Any]:
     """A job dict (``WaitJob.to_dict()``) as a logical row; StoreError when it is malformed."""
