@@ -183,7 +183,9 @@ def test_claude_code_session_yields_prompts_answers_and_summaries(claude_home: P
     assert isinstance(prompt, NewMemory)
     assert prompt.scope == "project:shop-api" and prompt.session_id == SESSION
     assert prompt.created_at == datetime(2026, 3, 1, 10, 2, tzinfo=timezone.utc)
-    assert prompt.metadata == {"uuid": "u2", "cwd": CWD, "gitBranch": "main", "version": "2.0.0"}
+    assert prompt.metadata == {"uuid": "u2", "cwd": CWD, "gitBranch": "main", "version": "2.0.0",
+                               "role": "user"}
+    assert {m.metadata.get("role") for m in batch.items} >= {"user", "assistant"}
     assert prompt.source == f"{path}:3"
 
 

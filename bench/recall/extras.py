@@ -1,4 +1,5 @@
-"""Ranking bench parts after fusion: recall threshold, cognitive layer, time expressions, latency."""
+"""Ranking bench parts after fusion: recall threshold, cognitive layer, time expressions, speaker
+cues, latency."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from memoryd.cognition.ranking import order_within_margin, recency, spread
 from memoryd.retrieval.bm25 import Candidate, CorpusStats, keyword_evidence
 from memoryd.retrieval.relevance import DEFAULT_MODEL, DEFAULT_RECALL_THRESHOLD, candidate_features
 from memoryd.retrieval.tokens import query_terms
+from memoryd.retrieval.speaker import normalise, query_speaker, same_speaker
 from memoryd.retrieval.when import time_window
 
 THRESHOLDS = (0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
@@ -151,6 +153,29 @@ def time_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, np.nd
         for m in (0.25, 1.0, 3.0):
             rows[f"margin {m:g}"].append(qm([int(pool.docs[i]) for i in order_within_margin(p.tolist(), bonus, m)], q))
     out["evidence_created_inside_window"] = sum(inside)
+    out["metrics"] = {k: _avg(v) for k, v in rows.items()}
+    return out
+
+
+def speaker_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, np.ndarray],
+                    corpora: dict[int, Corpus], qm: Callable) -> dict[str, Any]:
+    """Questions about what one party said ("did I mention", "you recommended"): a boost for
+    that party's messages (the message's role, as the engine bench stores it)."""
+    parsed = [(q, s) for q in ans if (s := query_speaker(q.text)) is not None]
+    out: dict[str, Any] = {"questions_with_speaker": len(parsed),
+                           "by_speaker": _count(s for _, s in parsed),
+                           "by_ability": _count(q.ability for q, _ in parsed),
+                           "examples": [f"{q.text[:90]} → {s}" for q, s in parsed[:6]]}
+    rows = {"without": [], **{f"margin {m:g}": [] for m in (0.25, 1.0, 3.0)}}
+    said = []
+    for q, speaker in parsed:
+        c, p, pool = corpora[q.conv], held[id(q)], pools[id(q)]
+        rows["without"].append(qm(by_probability(pool, p), q))
+        bonus = [1.0 if same_speaker(speaker, normalise(c.roles[d])) else 0.0 for d in pool.docs.tolist()]
+        said.append(any(same_speaker(speaker, normalise(c.roles[d])) for d in q.evidence))
+        for m in (0.25, 1.0, 3.0):
+            rows[f"margin {m:g}"].append(qm([int(pool.docs[i]) for i in order_within_margin(p.tolist(), bonus, m)], q))
+    out["evidence_said_by_that_speaker"] = sum(said)
     out["metrics"] = {k: _avg(v) for k, v in rows.items()}
     return out
 

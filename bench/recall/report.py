@@ -41,6 +41,8 @@ def render(res: dict[str, Any]) -> str:
         out += _neighbours(res["neighbours"])
     out += _calibration(res["calibration"])
     out += _cognitive(res["cognitive"], res["time"])
+    if "speaker" in res:
+        out += _speaker(res["speaker"])
     out += _latency(res["latency"])
     return "\n".join(out) + "\n"
 
@@ -274,6 +276,16 @@ def _cognitive(cog: dict, tm: dict) -> list[str]:
             + "; ".join(f"'{e}'" for e in tm["examples"]), ""]
     out += _head("boost for memories created in the window")
     out += [_row(k, v) for k, v in tm["metrics"].items() if v]
+    return out + [""]
+
+
+def _speaker(sp: dict) -> list[str]:
+    out = ["## Speaker cues in questions", "",
+           f"{sp['questions_with_speaker']} questions ask what one party said ({sp['by_speaker']}; "
+           f"{sp['by_ability']}); evidence said by that party: {sp['evidence_said_by_that_speaker']}. "
+           "Examples: " + "; ".join(f"'{e}'" for e in sp["examples"]), ""]
+    out += _head("boost for that party's messages")
+    out += [_row(k, v) for k, v in sp["metrics"].items() if v]
     return out + [""]
 
 

@@ -93,6 +93,10 @@ class Settings(BaseSettings):
     # "March 3") gains this much log-odds over the others: it reorders near-ties, never a
     # clearly more relevant hit below it. 0 turns time expressions off.
     time_window_margin: float = Field(default=1.0, ge=0.0, le=5.0)
+    # A memory said by the party a query asks about ("what did I say…", "what did you
+    # suggest…", "what did Caroline tell…") gains this much log-odds, the same bounded
+    # near-tie reorder. 0 turns speaker cues off.
+    speaker_margin: float = Field(default=1.0, ge=0.0, le=5.0)
     rank_retention_weight: float = Field(default=0.05, ge=0.0)
     rank_recency_weight: float = Field(default=0.05, ge=0.0)
     rank_importance_weight: float = Field(default=0.05, ge=0.0)

@@ -9,10 +9,11 @@
 3. The cognitive layer (:mod:`memoryd.cognition.ranking`): retention, recency and
    importance reorder only hits whose relevance is within ``rank_close_margin`` (in
    log-odds) of each other, so it never puts a clearly less relevant memory above a
-   clearly more relevant one. A period the query names ("last week", "in May";
-   :mod:`memoryd.retrieval.when`) lifts memories created in it by ``time_window_margin``
-   log-odds, the same kind of bounded reorder. Both apply where hits are ranked by
-   relevance (hybrid search with ``fusion = "relevance"``).
+   clearly more relevant one. A period the query names ("last week", "in May") lifts
+   memories created in it by ``time_window_margin`` log-odds, and a speaker it asks about
+   ("what did I say…", "what did you suggest…") lifts what that party said by
+   ``speaker_margin`` (:mod:`memoryd.engine.cues`), the same kind of bounded reorder. All
+   apply where hits are ranked by relevance (hybrid search with ``fusion = "relevance"``).
 4. ``min_score`` (a relevance), then MMR diversity if asked, then the limit.
 5. Spreading activation from the top relevant hits: associated memories take only the
    slots after the hits that reach the recall threshold, never pushing one of those out.
@@ -35,13 +36,13 @@ from memoryd.cognition.ranking import (
 )
 from memoryd.engine.candidates import SearchMode, gather, hits_of, ordered, score
 from memoryd.engine.context import EngineContext
+from memoryd.engine.cues import QueryCues, read_cues
 from memoryd.engine.feedback import record_retrieval
 from memoryd.engine.graph import associated_hits
 from memoryd.engine.query_vector import QueryVector
-from memoryd.models import Memory, SearchFilters, SearchHit, Tier
+from memoryd.models import SearchFilters, SearchHit, Tier
 from memoryd.retrieval.mmr import mmr_order
 from memoryd.retrieval.tokens import query_terms
-from memoryd.retrieval.when import TimeWindow, time_window
 
 __all__ = ["SearchMode", "SearchOptions", "run_search"]
 
@@ -79,10 +80,10 @@ def run_search(
     # Every mode embeds the query (the score needs the cosine of keyword candidates too),
     # on a worker thread while the keyword side runs.
     vector = QueryVector.start(ctx.embedder, query, query_vector, embed=options.embed_query)
-    window = _named_period(ctx, query, options)
-    hits = _tiered_candidates(ctx, query_terms(query), vector.get, filters, options, window)
-    if _by_relevance(ctx, options) and (options.cognitive or window is not None):
-        hits = _near_ties(ctx, hits, options, window)
+    cues = _cues(ctx, query, options)
+    hits = _tiered_candidates(ctx, query_terms(query), vector.get, filters, options, cues)
+    if _by_relevance(ctx, options) and (options.cognitive or cues.room > 0):
+        hits = _near_ties(ctx, hits, options, cues)
     if options.min_score is not None:
         hits = [h for h in hits if h.score >= options.min_score]
     if options.mmr and len(hits) > 1:
@@ -116,20 +117,17 @@ def _by_relevance(ctx: EngineContext, options: SearchOptions) -> bool:
     return options.mode == "hybrid" and ctx.settings.fusion == "relevance"
 
 
-def _named_period(ctx: EngineContext, query: str, options: SearchOptions) -> TimeWindow | None:
-    """The period the query names, when the ranking may use it."""
-    if ctx.settings.time_window_margin <= 0 or not _by_relevance(ctx, options):
-        return None
-    return time_window(query, ctx.clock())
+def _cues(ctx: EngineContext, query: str, options: SearchOptions) -> QueryCues:
+    """The period and speaker the query names, when the ranking may use them."""
+    if not _by_relevance(ctx, options):
+        return QueryCues()
+    return read_cues(query, ctx.clock(), ctx.settings)
 
 
 def _near_ties(ctx: EngineContext, hits: list[SearchHit], options: SearchOptions,
-               window: TimeWindow | None) -> list[SearchHit]:
-    """Reorder hits of close relevance by the cognitive signals and the named period."""
-    lift = None
-    if window is not None:
-        margin = ctx.settings.time_window_margin
-        lift = [margin if _inside(h.memory, window) else 0.0 for h in hits]
+               cues: QueryCues) -> list[SearchHit]:
+    """Reorder hits of close relevance by the cognitive signals and the query's cues."""
+    lift = cues.lift(hits)
     if options.cognitive:
         return rescore_calibrated(hits, ctx.clock(), _weights(ctx),
                                   ctx.settings.rank_close_margin, lift)
@@ -137,16 +135,9 @@ def _near_ties(ctx: EngineContext, hits: list[SearchHit], options: SearchOptions
     return [hits[i] for i in order]
 
 
-def _inside(memory: Memory, window: TimeWindow) -> bool:
-    """Whether the memory happened (``created_at``) or became true (``valid_from``) in it."""
-    return window.contains(memory.created_at) or (
-        memory.valid_from is not None and window.contains(memory.valid_from))
-
-
-def _lift_room(ctx: EngineContext, options: SearchOptions, window: TimeWindow | None) -> float:
-    """How far (log-odds) a hit may rise past more relevant ones: cognition plus the period."""
-    room = ctx.settings.rank_close_margin if options.cognitive else 0.0
-    return room + (ctx.settings.time_window_margin if window is not None else 0.0)
+def _lift_room(ctx: EngineContext, options: SearchOptions, cues: QueryCues) -> float:
+    """How far (log-odds) a hit may rise past more relevant ones: cognition plus the cues."""
+    return (ctx.settings.rank_close_margin if options.cognitive else 0.0) + cues.room
 
 
 def _weights(ctx: EngineContext) -> RankingWeights:
@@ -158,9 +149,9 @@ def _weights(ctx: EngineContext) -> RankingWeights:
 
 def _tiered_candidates(ctx: EngineContext, terms: list[str], vector: VectorSource,
                        filters: SearchFilters, options: SearchOptions,
-                       window: TimeWindow | None) -> list[SearchHit]:
+                       cues: QueryCues) -> list[SearchHit]:
     settings = ctx.settings
-    room = _lift_room(ctx, options, window) if _by_relevance(ctx, options) else 0.0
+    room = _lift_room(ctx, options, cues) if _by_relevance(ctx, options) else 0.0
     if filters.tiers is not None or settings.tier_min_results == 0:
         return _candidates(ctx, terms, vector, filters, options, room)
     wanted = min(settings.tier_min_results, options.limit)

@@ -144,7 +144,9 @@ def _memory(
         scope=scope or project_scope(entry.get("cwd")),
         source=source,
         tags=["claude-code", role if kind != "compact" else "compaction"],
-        metadata={k: entry[k] for k in ("uuid", "cwd", "gitBranch", "version") if entry.get(k)},
+        # The role makes "what did I say about…" / "what did you suggest…" find the turn.
+        metadata={k: entry[k] for k in ("uuid", "cwd", "gitBranch", "version") if entry.get(k)}
+        | ({"role": role} if kind != "compact" else {}),
     )
 
 

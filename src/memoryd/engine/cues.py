@@ -1,0 +1,62 @@
+"""What a query says besides its words: a period it names and a speaker it asks about.
+
+Each cue lifts the hits that match it by a bounded number of log-odds (``time_window_margin``,
+``speaker_margin``); the near-tie reorder (:mod:`memoryd.cognition.ranking`) applies the lift,
+so a cue can win a close call and never passes a clearly more relevant hit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from memoryd.config import Settings
+from memoryd.models import Memory, SearchHit
+from memoryd.retrieval.speaker import memory_speaker, query_speaker, same_speaker
+from memoryd.retrieval.when import TimeWindow, time_window
+
+__all__ = ["QueryCues", "read_cues"]
+
+
+@dataclass(frozen=True)
+class QueryCues:
+    """The cues of one query, each with the log-odds a matching hit gains (0: off)."""
+
+    window: TimeWindow | None = None
+    window_margin: float = 0.0
+    speaker: str | None = None
+    speaker_margin: float = 0.0
+
+    @property
+    def room(self) -> float:
+        """How far (log-odds) the cues can lift a hit past more relevant ones."""
+        return ((self.window_margin if self.window is not None else 0.0)
+                + (self.speaker_margin if self.speaker is not None else 0.0))
+
+    def lift(self, hits: list[SearchHit]) -> list[float] | None:
+        """The lift of each hit, or None when the query has no cue."""
+        if self.room <= 0:
+            return None
+        return [self._lift(h.memory) for h in hits]
+
+    def _lift(self, memory: Memory) -> float:
+        lift = 0.0
+        if self.window is not None and _inside(memory, self.window):
+            lift += self.window_margin
+        if self.speaker is not None and same_speaker(
+                self.speaker, memory_speaker(memory.content, memory.metadata)):
+            lift += self.speaker_margin
+        return lift
+
+
+def read_cues(query: str, now: datetime, settings: Settings) -> QueryCues:
+    """The cues ``query`` carries that the settings turn on."""
+    window = time_window(query, now) if settings.time_window_margin > 0 else None
+    speaker = query_speaker(query) if settings.speaker_margin > 0 else None
+    return QueryCues(window, settings.time_window_margin, speaker, settings.speaker_margin)
+
+
+def _inside(memory: Memory, window: TimeWindow) -> bool:
+    """Whether the memory happened (``created_at``) or became true (``valid_from``) in it."""
+    return window.contains(memory.created_at) or (
+        memory.valid_from is not None and window.contains(memory.valid_from))
