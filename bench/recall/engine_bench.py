@@ -45,6 +45,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], str, dict[str, Any]]] = {
     "Engine.search, shipped constants (in-sample)": ({}, "shipped", {}),
     "Engine.search without time expressions (CV)": ({}, "cv", {"time_window_margin": 0.0}),
     "Engine.search without speaker cues (CV)": ({}, "cv", {"speaker_margin": 0.0}),
+    "Engine.search without preference cues (CV)": ({}, "cv", {"preference_margin": 0.0}),
     **{f"Engine.search, margin {m:g} (CV)": ({}, "cv", {"rank_close_margin": m}) for m in MARGINS},
 }
 PG_VARIANTS = ("Engine.search (CV)", "Engine.search without cognitive layer and associations (CV)")

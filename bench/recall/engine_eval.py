@@ -38,6 +38,10 @@ SHOWN = (*SINGLES, "RRF k=60 (textbook)", "RRF k=5, vector x2 (previous default)
          "new pipeline (relevance fusion, CV)")
 CV = "Engine.search (CV)"
 BARE = "Engine.search without cognitive layer and associations (CV)"
+#: query cue -> the SQLite variant that runs without it
+CUES = {"time expressions": "Engine.search without time expressions (CV)",
+        "speaker cues": "Engine.search without speaker cues (CV)",
+        "preference cues": "Engine.search without preference cues (CV)"}
 THRESHOLDS = (0.001, 0.002, 0.003, 0.005, 0.01, 0.03, 0.1)
 
 
@@ -81,6 +85,9 @@ def engine_section(queries: list[Query], corpora: dict[int, Corpus], table: Vect
                                               evals[f"{BARE}, sqlite"], ans,
                                               ranker("sqlite", margin_variant(m)), ranker("sqlite", BARE))
                           for m in MARGINS}
+        out["cues"] = {cue: cognitive(evals[f"{CV}, sqlite"], evals[f"{variant}, sqlite"], ans,
+                                      ranker("sqlite", CV), ranker("sqlite", variant))
+                       for cue, variant in CUES.items()}
     labels = {key(q): set(q.evidence) for q in queries}
     sqlite_cv = runs["sqlite"]["ranked"][CV] if "sqlite" in runs else {}
     out["calibration"] = calibration(queries, sqlite_cv, pos, labels)
@@ -121,7 +128,7 @@ def cognitive(with_: dict, without: dict, ans: list[Query], ranked_with: Callabl
                                       q.groups["updated_info"])] += 1
         order[name] = counts
     return {"delta": {m: round(a[m] - b[m], 4) for m in ("hit@1", "hit@5", "hit@10", "mrr")},
-            "sign": {m: sign(without, with_, m) for m in ("hit@1", "hit@5", "hit@10")},
+            "sign": {m: sign(without, with_, m) for m in ("hit@1", "hit@5", "hit@10", "mrr")},
             "knowledge_update_order": order}
 
 

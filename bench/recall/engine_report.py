@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.recall.engine_eval import BARE, CV
+from bench.recall.engine_eval import BARE, CUES, CV
 
 COLS = ("hit@1", "hit@5", "hit@10", "recall@5", "recall@10", "mrr")
 
@@ -43,6 +43,12 @@ def summary_lines(e: dict[str, Any]) -> list[str]:
                    f"{d['hit@5']:+.3f}, hit@10 {d['hit@10']:+.3f}; knowledge updates current-first "
                    f"{ku['with']['updated_first']}/{total} with, {ku['without']['updated_first']}/{total} "
                    "without.")
+    for cue, c in e.get("cues", {}).items():
+        d, s = c["delta"], c["sign"]
+        out.append(f"- {cue[0].upper()}{cue[1:]} on sqlite: hit@1 {d['hit@1']:+.3f} (W/L "
+                   f"{s['hit@1']['wins']}/{s['hit@1']['losses']}), hit@5 {d['hit@5']:+.3f}, hit@10 "
+                   f"{d['hit@10']:+.3f} (W/L {s['hit@10']['wins']}/{s['hit@10']['losses']}), MRR "
+                   f"{d['mrr']:+.3f} (W/L {s['mrr']['wins']}/{s['mrr']['losses']} p={s['mrr']['p']}).")
     return out
 
 
@@ -67,7 +73,8 @@ def render_engine(e: dict[str, Any]) -> list[str]:
         cells = [f"{s[m]['wins']}/{s[m]['losses']} p={s[m]['p']}" if m in s else "" for m in
                  ("hit@1", "hit@5", "hit@10", "mrr")]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
-    out += _rule(e) + _halves(e) + _agreement(e) + _cognitive(e) + _calibration(e) + _thresholds(e)
+    out += _rule(e) + _halves(e) + _agreement(e) + _cognitive(e) + _cues(e) + _calibration(e)
+    out += _thresholds(e)
     timing = "; ".join(f"{b}: build {t['build_s']} s for all 20 stores, search median "
                        f"{t['search_ms_median']} ms over {t['searches']} searches" for b, t in e["timing"].items())
     return out + ["", f"Timing (stores of ~250 memories; latency at 10k and 100k: "
@@ -126,6 +133,21 @@ def _cognitive(e: dict) -> list[str]:
                        f"{d['mrr']:+.3f} | " + " | ".join(f"{s[k]['wins']}/{s[k]['losses']}" for k in
                                                          ("hit@1", "hit@5", "hit@10"))
                        + f" | {c['knowledge_update_order']['with']['updated_first']} |")
+    return out
+
+
+def _cues(e: dict) -> list[str]:
+    if "cues" not in e:
+        return []
+    out = ["", f"Query cues on SQLite (`{CV}` minus the same without the cue; a cue lifts matching "
+           "hits by its margin in log-odds, a bounded near-tie reorder):", "",
+           "| cue | Δhit@1 | Δhit@5 | Δhit@10 | ΔMRR | hit@1 W/L p | hit@5 W/L p | hit@10 W/L p | mrr W/L p |",
+           "|---|---:|---:|---:|---:|---|---|---|---|"]
+    for cue, c in e["cues"].items():
+        d, s = c["delta"], c["sign"]
+        out.append(f"| {cue} ({CUES[cue]}) | {d['hit@1']:+.3f} | {d['hit@5']:+.3f} | {d['hit@10']:+.3f} | "
+                   f"{d['mrr']:+.3f} | " + " | ".join(f"{s[m]['wins']}/{s[m]['losses']} p={s[m]['p']}"
+                                                      for m in ("hit@1", "hit@5", "hit@10", "mrr")) + " |")
     return out
 
 

@@ -19,7 +19,9 @@ from memoryd.cognition.ranking import order_within_margin, recency, spread
 from memoryd.retrieval.bm25 import Candidate, CorpusStats, keyword_evidence
 from memoryd.retrieval.relevance import DEFAULT_MODEL, DEFAULT_RECALL_THRESHOLD, candidate_features
 from memoryd.retrieval.tokens import query_terms
-from memoryd.retrieval.speaker import normalise, query_speaker, same_speaker
+from memoryd.cognition.extraction import states_preference
+from memoryd.retrieval.requests import asks_for_advice
+from memoryd.retrieval.speaker import USER, normalise, query_speaker, same_speaker
 from memoryd.retrieval.when import time_window
 
 THRESHOLDS = (0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
@@ -177,6 +179,30 @@ def speaker_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, np
             rows[f"margin {m:g}"].append(qm([int(pool.docs[i]) for i in order_within_margin(p.tolist(), bonus, m)], q))
     out["evidence_said_by_that_speaker"] = sum(said)
     out["metrics"] = {k: _avg(v) for k, v in rows.items()}
+    return out
+
+
+def preference_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, np.ndarray],
+                       corpora: dict[int, Corpus], qm: Callable) -> dict[str, Any]:
+    """Requests for advice ("how would you suggest…"): a boost for the user's messages that
+    state a preference or standing instruction. Per ability, since it must not cost any."""
+    asked = [q for q in ans if asks_for_advice(q.text)]
+    requests = {id(q) for q in asked}
+    out: dict[str, Any] = {"requests": len(asked), "by_ability": _count(q.ability for q in asked),
+                           "examples": [q.text[:90] for q in asked[:4]]}
+    rows: dict[str, list] = {"without": [], **{f"margin {m:g}": [] for m in (0.25, 1.0, 3.0)}}
+    abilities: list[str] = []
+    for q in ans:
+        c, p, pool = corpora[q.conv], held[id(q)], pools[id(q)]
+        abilities.append(q.ability)
+        rows["without"].append(qm(by_probability(pool, p), q))
+        bonus = [1.0 if id(q) in requests and normalise(c.roles[d]) == USER and states_preference(c.texts[d])
+                 else 0.0 for d in pool.docs.tolist()]
+        for m in (0.25, 1.0, 3.0):
+            rows[f"margin {m:g}"].append(qm([int(pool.docs[i]) for i in order_within_margin(p.tolist(), bonus, m)], q))
+    out["metrics"] = {k: {"overall": _avg(v), **{a: _avg([r for r, b in zip(v, abilities) if b == a])
+                                                 for a in sorted(set(abilities))}}
+                      for k, v in rows.items()}
     return out
 
 

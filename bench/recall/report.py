@@ -43,6 +43,8 @@ def render(res: dict[str, Any]) -> str:
     out += _cognitive(res["cognitive"], res["time"])
     if "speaker" in res:
         out += _speaker(res["speaker"])
+    if "preference" in res:
+        out += _preference(res["preference"])
     out += _latency(res["latency"])
     return "\n".join(out) + "\n"
 
@@ -286,6 +288,18 @@ def _speaker(sp: dict) -> list[str]:
            "Examples: " + "; ".join(f"'{e}'" for e in sp["examples"]), ""]
     out += _head("boost for that party's messages")
     out += [_row(k, v) for k, v in sp["metrics"].items() if v]
+    return out + [""]
+
+
+def _preference(pr: dict) -> list[str]:
+    out = ["## Requests for advice: the user's preferences and standing instructions", "",
+           f"{pr['requests']} questions ask for advice or action ({pr['by_ability']}); for them the "
+           "user's messages that state a preference or standing instruction are lifted. Examples: "
+           + "; ".join(f"'{e}'" for e in pr["examples"]), "", "hit@5 per ability (all questions):", ""]
+    abilities = list(pr["metrics"]["without"])
+    out += ["| variant | " + " | ".join(abilities) + " |", "|---|" + "---:|" * len(abilities)]
+    out += [f"| {k} | " + " | ".join(f"{v[a].get('hit@5', 0):.3f}" for a in abilities) + " |"
+            for k, v in pr["metrics"].items()]
     return out + [""]
 
 

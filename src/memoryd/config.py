@@ -97,6 +97,10 @@ class Settings(BaseSettings):
     # suggest…", "what did Caroline tell…") gains this much log-odds, the same bounded
     # near-tie reorder. 0 turns speaker cues off.
     speaker_margin: float = Field(default=1.0, ge=0.0, le=5.0)
+    # A request for advice or action ("how would you suggest…", "can you recommend…") lifts
+    # the user's preferences and standing instructions by this much log-odds, the same
+    # bounded reorder. 0 turns it off.
+    preference_margin: float = Field(default=1.0, ge=0.0, le=5.0)
     rank_retention_weight: float = Field(default=0.05, ge=0.0)
     rank_recency_weight: float = Field(default=0.05, ge=0.0)
     rank_importance_weight: float = Field(default=0.05, ge=0.0)

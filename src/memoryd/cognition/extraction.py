@@ -94,6 +94,13 @@ class Rule:
     roles: tuple[str, ...]
 
 
+# A preference or a standing instruction of the speaker ("I prefer…", "Always … when I ask…").
+_PREFERENCE = re.compile(
+    r"\b(?:i|we)\s+(?:really\s+|strongly\s+|generally\s+)?(?:prefer|like|love|hate|dislike|"
+    r"enjoy|can'?t stand|always|never|usually|tend to|would rather|don'?t like|do not like|"
+    r"don'?t want|do not want)\b|\bmy favou?rite\b|^(?:please\s+)?(?:always|never)\b|"
+    r"^(?:please\s+)?(?:don'?t|do not) ever\b",
+    re.I)
 _WITH_USER = re.compile(r"\bwe\b|\blet'?s\b", re.I)
 # fmt: off
 _RULES: list[Rule] = [
@@ -101,12 +108,7 @@ _RULES: list[Rule] = [
         r"^(?:actually|correction|no,|nope,|wrong,|that'?s (?:wrong|not right|incorrect)|"
         r"that is (?:wrong|incorrect)|i meant|to clarify)\b|\bnot\s+[\w.\- ]{1,40},\s*but\b",
         re.I)),
-    Rule("preference", "preference", 0.7, roles=("user",), pattern=re.compile(
-        r"\b(?:i|we)\s+(?:really\s+|strongly\s+|generally\s+)?(?:prefer|like|love|hate|dislike|"
-        r"enjoy|can'?t stand|always|never|usually|tend to|would rather|don'?t like|do not like|"
-        r"don'?t want|do not want)\b|\bmy favou?rite\b|^(?:please\s+)?(?:always|never)\b|"
-        r"^(?:please\s+)?(?:don'?t|do not) ever\b",
-        re.I)),
+    Rule("preference", "preference", 0.7, roles=("user",), pattern=_PREFERENCE),
     Rule("decision", "decision", 0.7, roles=("user", "assistant"), pattern=re.compile(
         r"\bwe\s+(?:have\s+)?(?:decided|chose|agreed|settled on|went with|are going with|"
         r"will use|'ll use|will go with)\b|\bi\s+(?:have\s+)?(?:decided|chose)\b|"
@@ -148,6 +150,12 @@ def _sentences(text: str) -> list[str]:
 
 def _speaker(role: str) -> str:
     return "User" if role == "user" else "Assistant"
+
+
+def states_preference(text: str) -> bool:
+    """Whether ``text`` states its speaker's preference or standing instruction ("I prefer
+    e-books", "Always include version numbers when I ask about libraries")."""
+    return _PREFERENCE.search(text.strip()) is not None
 
 
 def _classify(sentence: str, role: str) -> Candidate | None:

@@ -1,8 +1,11 @@
-"""What a query says besides its words: a period it names and a speaker it asks about.
+"""What a query says besides its words: a period it names, a speaker it asks about, a
+request for advice.
 
-Each cue lifts the hits that match it by a bounded number of log-odds (``time_window_margin``,
-``speaker_margin``); the near-tie reorder (:mod:`memoryd.cognition.ranking`) applies the lift,
-so a cue can win a close call and never passes a clearly more relevant hit.
+Each cue lifts the hits that match it by a bounded number of log-odds: memories created in
+the period (``time_window_margin``), memories said by that speaker (``speaker_margin``), and
+for a request the user's preferences and standing instructions (``preference_margin``). The
+near-tie reorder (:mod:`memoryd.cognition.ranking`) applies the lift, so a cue can win a close
+call and never passes a clearly more relevant hit.
 """
 
 from __future__ import annotations
@@ -10,9 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from memoryd.cognition.extraction import states_preference
 from memoryd.config import Settings
 from memoryd.models import Memory, SearchHit
-from memoryd.retrieval.speaker import memory_speaker, query_speaker, same_speaker
+from memoryd.retrieval.requests import asks_for_advice
+from memoryd.retrieval.speaker import (
+    USER,
+    memory_speaker,
+    query_speaker,
+    same_speaker,
+    spoken_text,
+)
 from memoryd.retrieval.when import TimeWindow, time_window
 
 __all__ = ["QueryCues", "read_cues"]
@@ -26,12 +37,15 @@ class QueryCues:
     window_margin: float = 0.0
     speaker: str | None = None
     speaker_margin: float = 0.0
+    advice: bool = False
+    preference_margin: float = 0.0
 
     @property
     def room(self) -> float:
         """How far (log-odds) the cues can lift a hit past more relevant ones."""
         return ((self.window_margin if self.window is not None else 0.0)
-                + (self.speaker_margin if self.speaker is not None else 0.0))
+                + (self.speaker_margin if self.speaker is not None else 0.0)
+                + (self.preference_margin if self.advice else 0.0))
 
     def lift(self, hits: list[SearchHit]) -> list[float] | None:
         """The lift of each hit, or None when the query has no cue."""
@@ -43,9 +57,12 @@ class QueryCues:
         lift = 0.0
         if self.window is not None and _inside(memory, self.window):
             lift += self.window_margin
-        if self.speaker is not None and same_speaker(
-                self.speaker, memory_speaker(memory.content, memory.metadata)):
-            lift += self.speaker_margin
+        if self.speaker is not None or self.advice:
+            said_by = memory_speaker(memory.content, memory.metadata)
+            if self.speaker is not None and same_speaker(self.speaker, said_by):
+                lift += self.speaker_margin
+            if self.advice and _standing_preference(memory, said_by):
+                lift += self.preference_margin
         return lift
 
 
@@ -53,7 +70,17 @@ def read_cues(query: str, now: datetime, settings: Settings) -> QueryCues:
     """The cues ``query`` carries that the settings turn on."""
     window = time_window(query, now) if settings.time_window_margin > 0 else None
     speaker = query_speaker(query) if settings.speaker_margin > 0 else None
-    return QueryCues(window, settings.time_window_margin, speaker, settings.speaker_margin)
+    advice = settings.preference_margin > 0 and asks_for_advice(query)
+    return QueryCues(window, settings.time_window_margin, speaker, settings.speaker_margin,
+                     advice, settings.preference_margin)
+
+
+def _standing_preference(memory: Memory, said_by: str | None) -> bool:
+    """A preference memory, or the user's (or an unattributed) statement of a preference or
+    standing instruction; the assistant's "I always recommend…" is not one."""
+    if memory.node_type == "preference":
+        return True
+    return said_by in (USER, None) and states_preference(spoken_text(memory.content))
 
 
 def _inside(memory: Memory, window: TimeWindow) -> bool:

@@ -88,6 +88,12 @@ def memory_speaker(content: str, metadata: Mapping[str, Any]) -> str | None:
     return normalise(m.group(1)) if m else None
 
 
+def spoken_text(content: str) -> str:
+    """The content without a leading ``Name:`` prefix ("User: Always…" → "Always…")."""
+    m = _PREFIX.match(content)
+    return content[m.end():] if m else content
+
+
 def normalise(speaker: str) -> str:
     """``user``/``assistant`` for their aliases, else the case-folded, space-collapsed name."""
     name = " ".join(speaker.casefold().split())
