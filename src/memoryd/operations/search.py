@@ -122,7 +122,10 @@ class SearchOutput(BaseModel):
 class SearchInput(FilterFields):
     """Arguments of search."""
 
-    query: str = Field(min_length=1, max_length=4096, description="What to look for (free text).")
+    query: str = Field(min_length=1, max_length=4096, description=(
+        "What to look for, in plain words. A period it names ('last week', 'in May'), a speaker "
+        "it asks about ('what did the user say about...') and a request for advice ('can you "
+        "recommend...': the user's preferences) break close calls in the ranking."))
     limit: int = Field(10, ge=1, le=100, description="How many results at most.")
     mode: Literal["hybrid", "keyword", "vector"] = Field(
         "hybrid", description="hybrid (BM25 + vectors), keyword (BM25 only) or vector."
