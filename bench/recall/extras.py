@@ -130,6 +130,22 @@ def _write_times(c: Corpus) -> list[datetime]:
     return out
 
 
+BOOST_MARGINS = (0.25, 1.0, 3.0)
+
+
+def _boost_rows() -> dict[str, list[dict[str, float]]]:
+    return {"without": [], **{f"margin {m:g}": [] for m in BOOST_MARGINS}}
+
+
+def _add_boosted(rows: dict[str, list], pool: Pool, p: np.ndarray, bonus: list[float], q: Query,
+                 qm: Callable) -> None:
+    """One question's metrics without the boost and with it at each of BOOST_MARGINS."""
+    rows["without"].append(qm(by_probability(pool, p), q))
+    for m in BOOST_MARGINS:
+        order = order_within_margin(p.tolist(), bonus, m)
+        rows[f"margin {m:g}"].append(qm([int(pool.docs[i]) for i in order], q))
+
+
 def time_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, np.ndarray],
                  corpora: dict[int, Corpus], qm: Callable) -> dict[str, Any]:
     """Questions naming a date or period: a boost for memories created inside the window."""
@@ -145,15 +161,13 @@ def time_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, np.nd
                            "by_ability": _count(q.ability for q, _ in parsed),
                            "examples": [f"{q.text[:90]} → {w.text}" for q, w in parsed[:6]],
                            "parse_ms_median": round(statistics.median(samples) * 1000, 4)}
-    rows = {"without": [], **{f"margin {m:g}": [] for m in (0.25, 1.0, 3.0)}}
+    rows = _boost_rows()
     inside = []
     for q, w in parsed:
-        c, p, pool = corpora[q.conv], held[id(q)], pools[id(q)]
-        rows["without"].append(qm(by_probability(pool, p), q))
-        bonus = [1.0 if c.created[d] and w.contains(c.created[d]) else 0.0 for d in pool.docs.tolist()]
+        c = corpora[q.conv]
+        bonus = [1.0 if c.created[d] and w.contains(c.created[d]) else 0.0 for d in pools[id(q)].docs.tolist()]
         inside.append(any(c.created[d] and w.contains(c.created[d]) for d in q.evidence))
-        for m in (0.25, 1.0, 3.0):
-            rows[f"margin {m:g}"].append(qm([int(pool.docs[i]) for i in order_within_margin(p.tolist(), bonus, m)], q))
+        _add_boosted(rows, pools[id(q)], held[id(q)], bonus, q, qm)
     out["evidence_created_inside_window"] = sum(inside)
     out["metrics"] = {k: _avg(v) for k, v in rows.items()}
     return out
@@ -168,15 +182,13 @@ def speaker_section(ans: list[Query], pools: dict[int, Pool], held: dict[int, np
                            "by_speaker": _count(s for _, s in parsed),
                            "by_ability": _count(q.ability for q, _ in parsed),
                            "examples": [f"{q.text[:90]} → {s}" for q, s in parsed[:6]]}
-    rows = {"without": [], **{f"margin {m:g}": [] for m in (0.25, 1.0, 3.0)}}
+    rows = _boost_rows()
     said = []
     for q, speaker in parsed:
-        c, p, pool = corpora[q.conv], held[id(q)], pools[id(q)]
-        rows["without"].append(qm(by_probability(pool, p), q))
-        bonus = [1.0 if same_speaker(speaker, normalise(c.roles[d])) else 0.0 for d in pool.docs.tolist()]
-        said.append(any(same_speaker(speaker, normalise(c.roles[d])) for d in q.evidence))
-        for m in (0.25, 1.0, 3.0):
-            rows[f"margin {m:g}"].append(qm([int(pool.docs[i]) for i in order_within_margin(p.tolist(), bonus, m)], q))
+        roles = corpora[q.conv].roles
+        bonus = [1.0 if same_speaker(speaker, normalise(roles[d])) else 0.0 for d in pools[id(q)].docs.tolist()]
+        said.append(any(same_speaker(speaker, normalise(roles[d])) for d in q.evidence))
+        _add_boosted(rows, pools[id(q)], held[id(q)], bonus, q, qm)
     out["evidence_said_by_that_speaker"] = sum(said)
     out["metrics"] = {k: _avg(v) for k, v in rows.items()}
     return out
@@ -190,16 +202,14 @@ def preference_section(ans: list[Query], pools: dict[int, Pool], held: dict[int,
     requests = {id(q) for q in asked}
     out: dict[str, Any] = {"requests": len(asked), "by_ability": _count(q.ability for q in asked),
                            "examples": [q.text[:90] for q in asked[:4]]}
-    rows: dict[str, list] = {"without": [], **{f"margin {m:g}": [] for m in (0.25, 1.0, 3.0)}}
+    rows = _boost_rows()
     abilities: list[str] = []
     for q in ans:
-        c, p, pool = corpora[q.conv], held[id(q)], pools[id(q)]
+        c = corpora[q.conv]
         abilities.append(q.ability)
-        rows["without"].append(qm(by_probability(pool, p), q))
         bonus = [1.0 if id(q) in requests and normalise(c.roles[d]) == USER and states_preference(c.texts[d])
-                 else 0.0 for d in pool.docs.tolist()]
-        for m in (0.25, 1.0, 3.0):
-            rows[f"margin {m:g}"].append(qm([int(pool.docs[i]) for i in order_within_margin(p.tolist(), bonus, m)], q))
+                 else 0.0 for d in pools[id(q)].docs.tolist()]
+        _add_boosted(rows, pools[id(q)], held[id(q)], bonus, q, qm)
     out["metrics"] = {k: {"overall": _avg(v), **{a: _avg([r for r, b in zip(v, abilities) if b == a])
                                                  for a in sorted(set(abilities))}}
                       for k, v in rows.items()}

@@ -271,23 +271,26 @@ def _cognitive(cog: dict, tm: dict) -> list[str]:
             "original first / neither):", ""]
     out += [f"- {k}: {v['updated_first']} / {v['original_first']} / {v['neither']}"
             for k, v in cog["knowledge_update_order"].items()]
-    out += ["", "## Time expressions in questions", "",
-            f"{tm['questions_with_time_expression']} questions name a date or period "
-            f"({tm['by_ability']}); evidence created inside the window: "
-            f"{tm['evidence_created_inside_window']}. Parse cost median {tm['parse_ms_median']} ms. Examples: "
-            + "; ".join(f"'{e}'" for e in tm["examples"]), ""]
-    out += _head("boost for memories created in the window")
-    out += [_row(k, v) for k, v in tm["metrics"].items() if v]
-    return out + [""]
+    out += [""] + _boosted("Time expressions in questions",
+                    f"{tm['questions_with_time_expression']} questions name a date or period "
+                    f"({tm['by_ability']}); evidence created inside the window: "
+                    f"{tm['evidence_created_inside_window']}. Parse cost median {tm['parse_ms_median']} ms.",
+                    tm, "boost for memories created in the window")
+    return out
 
 
 def _speaker(sp: dict) -> list[str]:
-    out = ["## Speaker cues in questions", "",
-           f"{sp['questions_with_speaker']} questions ask what one party said ({sp['by_speaker']}; "
-           f"{sp['by_ability']}); evidence said by that party: {sp['evidence_said_by_that_speaker']}. "
-           "Examples: " + "; ".join(f"'{e}'" for e in sp["examples"]), ""]
-    out += _head("boost for that party's messages")
-    out += [_row(k, v) for k, v in sp["metrics"].items() if v]
+    return _boosted("Speaker cues in questions",
+                    f"{sp['questions_with_speaker']} questions ask what one party said ({sp['by_speaker']}; "
+                    f"{sp['by_ability']}); evidence said by that party: "
+                    f"{sp['evidence_said_by_that_speaker']}.", sp, "boost for that party's messages")
+
+
+def _boosted(title: str, finding: str, section: dict, variant: str) -> list[str]:
+    """A boost section: what was found, examples, and the metrics with and without the boost."""
+    out = [f"## {title}", "", finding + " Examples: " + "; ".join(f"'{e}'" for e in section["examples"]), ""]
+    out += _head(variant)
+    out += [_row(k, v) for k, v in section["metrics"].items() if v]
     return out + [""]
 
 
