@@ -271,11 +271,11 @@ def _cognitive(cog: dict, tm: dict) -> list[str]:
             "original first / neither):", ""]
     out += [f"- {k}: {v['updated_first']} / {v['original_first']} / {v['neither']}"
             for k, v in cog["knowledge_update_order"].items()]
-    out += [""] + _boosted("Time expressions in questions",
-                    f"{tm['questions_with_time_expression']} questions name a date or period "
-                    f"({tm['by_ability']}); evidence created inside the window: "
-                    f"{tm['evidence_created_inside_window']}. Parse cost median {tm['parse_ms_median']} ms.",
-                    tm, "boost for memories created in the window")
+    finding = (f"{tm['questions_with_time_expression']} questions name a date or period "
+               f"({tm['by_ability']}); evidence created inside the window: "
+               f"{tm['evidence_created_inside_window']}. Parse cost median {tm['parse_ms_median']} ms.")
+    out += [""] + _boosted("Time expressions in questions", finding, tm,
+                           "boost for memories created in the window")
     return out
 
 
