@@ -124,7 +124,7 @@ def run_all(queries: list[Query], indexes: dict[int, dict[str, TermIndex]],
                                             question_metrics)
     res["preference"] = extras.preference_section(ans, pools["plain"], held[SHIPPED_MODEL], corpora,
                                                   question_metrics)
-    res["latency"] = extras.latency_section(ans, indexes, SHIPPED_KEYWORD)
+    res["latency"] = extras.latency_section(ans, indexes, SHIPPED_KEYWORD, corpora)
     all_model = fitter(SHIPPED_MODEL)([pools["plain"][id(q)] for q in queries], MODELS[SHIPPED_MODEL])
     res["fitted_all"] = model_dict(all_model)
     res["shipped"] = {"keyword": SHIPPED_KEYWORD.__dict__, "model": SHIPPED_MODEL, "pool": POOL,

@@ -20,8 +20,9 @@ from memoryd.retrieval.bm25 import Candidate, CorpusStats, keyword_evidence
 from memoryd.retrieval.relevance import DEFAULT_MODEL, DEFAULT_RECALL_THRESHOLD, candidate_features
 from memoryd.retrieval.tokens import query_terms
 from memoryd.cognition.extraction import states_preference
+from memoryd.engine.cues import PREFERENCE_SCAN_CHARS
 from memoryd.retrieval.requests import asks_for_advice
-from memoryd.retrieval.speaker import USER, normalise, query_speaker, same_speaker
+from memoryd.retrieval.speaker import USER, memory_speaker, normalise, query_speaker, same_speaker
 from memoryd.retrieval.when import time_window
 
 THRESHOLDS = (0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
@@ -207,8 +208,9 @@ def preference_section(ans: list[Query], pools: dict[int, Pool], held: dict[int,
     for q in ans:
         c = corpora[q.conv]
         abilities.append(q.ability)
-        bonus = [1.0 if id(q) in requests and normalise(c.roles[d]) == USER and states_preference(c.texts[d])
-                 else 0.0 for d in pools[id(q)].docs.tolist()]
+        bonus = [1.0 if id(q) in requests and normalise(c.roles[d]) == USER
+                 and states_preference(c.texts[d][:PREFERENCE_SCAN_CHARS]) else 0.0
+                 for d in pools[id(q)].docs.tolist()]
         _add_boosted(rows, pools[id(q)], held[id(q)], bonus, q, qm)
     out["metrics"] = {k: {"overall": _avg(v), **{a: _avg([r for r, b in zip(v, abilities) if b == a])
                                                  for a in sorted(set(abilities))}}
@@ -217,11 +219,14 @@ def preference_section(ans: list[Query], pools: dict[int, Pool], held: dict[int,
 
 
 def latency_section(ans: list[Query], indexes: dict[int, dict[str, TermIndex]],
-                    cfg: KeywordConfig) -> dict[str, Any]:
+                    cfg: KeywordConfig, corpora: dict[int, Corpus]) -> dict[str, Any]:
     """Median cost per query of each new step, on BEAM's questions (200 keyword candidates)."""
+    corpora_texts = {n: c.texts for n, c in corpora.items()}
     steps: dict[str, list[float]] = {"query_terms": [], "bm25 + evidence (200 candidates)": [],
                                      "features + probability (union pool)": [],
-                                     "order_within_margin (union pool)": [], "time_window": []}
+                                     "order_within_margin (union pool)": [], "time_window": [],
+                                     "speaker + request cues (query)": [],
+                                     "speaker + preference of 30 hits": []}
     for q in ans:
         index = indexes[q.conv][cfg.stemming]
         m = q.matches[cfg.stemming]
@@ -239,6 +244,12 @@ def latency_section(ans: list[Query], indexes: dict[int, dict[str, TermIndex]],
             DEFAULT_MODEL.probability(f) for f in candidate_features(cos, [0.5] * n, [0.5] * n, [1.0] * n)]))
         steps["order_within_margin (union pool)"].append(_time(lambda: order_within_margin(cos, cos, 0.25)))
         steps["time_window"].append(_time(lambda: time_window(q.text, _FIXED_NOW)))
+        steps["speaker + request cues (query)"].append(_time(lambda: (query_speaker(q.text),
+                                                                      asks_for_advice(q.text))))
+        texts = [corpora_texts[q.conv][d] for d in docs[:30]]
+        steps["speaker + preference of 30 hits"].append(_time(lambda: [
+            (memory_speaker(t, {"role": "user"}), states_preference(t[:PREFERENCE_SCAN_CHARS]))
+            for t in texts]))
     return {k: round(statistics.median(v) * 1000, 4) for k, v in steps.items()} | {"unit": "ms (median per query)"}
 
 

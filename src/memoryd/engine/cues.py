@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from memoryd.cognition.extraction import states_preference
 from memoryd.config import Settings
@@ -27,6 +28,10 @@ from memoryd.retrieval.speaker import (
 from memoryd.retrieval.when import TimeWindow, time_window
 
 __all__ = ["QueryCues", "read_cues"]
+
+# A preference is read from the start of a memory only: the pattern costs about 0.1 ms per 1,000
+# characters (a memory may hold 64 KiB), and a preference worth lifting is stated up front.
+PREFERENCE_SCAN_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,12 @@ def _standing_preference(memory: Memory, said_by: str | None) -> bool:
     standing instruction; the assistant's "I always recommend…" is not one."""
     if memory.node_type == "preference":
         return True
-    return said_by in (USER, None) and states_preference(spoken_text(memory.content))
+    return said_by in (USER, None) and _states_preference(memory.content[:PREFERENCE_SCAN_CHARS])
+
+
+@lru_cache(maxsize=8192)  # the same memories come back search after search
+def _states_preference(head: str) -> bool:
+    return states_preference(spoken_text(head))
 
 
 def _inside(memory: Memory, window: TimeWindow) -> bool:
