@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from test_relevance import assert_clear_differences_kept
 
+from memoryd.cognition.extraction import Message
 from memoryd.retrieval.speaker import memory_speaker, query_speaker, same_speaker
 
 
@@ -116,3 +117,21 @@ def test_speaker_cues_can_be_turned_off(open_mem, store_url) -> None:
                       cognitive=False, associations=False, record_access=False)
     score = {h.memory.id: h.score for h in hits}
     assert score[ids["user"]] == pytest.approx(score[ids["assistant"]])  # nothing tells them apart
+
+
+def test_captured_turns_answer_by_speaker(open_mem, store_url) -> None:
+    """/capture writes "User: …" and "Assistant: …"; the prefix is the speaker."""
+    mem = open_mem(store_url)
+    result = mem.capture([
+        Message(role="user", content="We decided to run the billing service on Postgres 16."),
+        Message(role="assistant", content="We agreed to add two read replicas to the billing "
+                                          "database, so let's do that."),
+    ], session_key="s1")
+    stored = {r.memory_id for r in result.stored}
+    by_speaker = {m.content.split(":")[0].lower(): m.id for m in mem.list(limit=10)
+                  if m.id in stored}
+    assert set(by_speaker) == {"user", "assistant"}
+    for query, speaker in [("what did I say about the billing service database?", "user"),
+                           ("what did you suggest for the billing service database?", "assistant")]:
+        hits = mem.search(query, 2, associations=False, record_access=False)
+        assert hits[0].memory.id == by_speaker[speaker], query
