@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memoryd.cognition.clauses import split_clauses
 from memoryd.cognition.contradiction import Contradiction, detect
 from memoryd.cognition.gating import (
     Candidate,
@@ -248,6 +249,24 @@ def test_contradiction_wins_over_update_and_merge() -> None:
     ]
     gate = decide("Dark mode is disabled by default.", candidates, PARAMS)
     assert gate.decision == "supersede" and gate.target_ids == ["a"]
+
+
+def test_long_texts_neither_supersede_nor_are_superseded() -> None:
+    """One contradicted clause of a long answer does not make the answer false as a whole."""
+    filler = " ".join(f"Step {i} checks the {w} log." for i, w in
+                      enumerate(["build", "deploy", "audit", "cache", "queue"] * 9))
+    long_old = f"The staging database listens on port 5432. {filler}"
+    assert len(split_clauses(long_old)) > PARAMS.supersede_max_clauses
+    short_new = "The staging database listens on port 5433."
+    gate = decide(short_new, [Candidate("long", long_old, 0.7)], PARAMS)
+    assert gate.decision != "supersede"
+    gate = decide(f"{short_new} {filler}", [Candidate("m1", "The staging database listens on "
+                                                       "port 5432.", 0.7)], PARAMS)
+    assert gate.decision != "supersede"
+    # The same contradiction between two statements still supersedes.
+    short = decide(short_new, [Candidate("m1", "The staging database listens on port 5432.", 0.7)],
+                   PARAMS)
+    assert short.decision == "supersede"
 
 
 def test_the_contradicted_candidate_is_targeted_not_the_closest() -> None:
