@@ -86,3 +86,15 @@ def test_engine_section_arithmetic() -> None:
     r = at_threshold([answerable, unrelated], ranked, pos, labels, 0.003)
     assert (r["hit_precision"], r["hit_recall"], r["answerable_keep_evidence"]) == (1.0, 1.0, 1.0)
     assert r["empty_block"]["unrelated"] == 1.0 and r["mean_hits_kept"] == 0.5
+
+
+def test_a_memory_written_through_smart_ingest_stands_for_the_messages_it_took_in() -> None:
+    from types import SimpleNamespace
+
+    from bench.recall.engine_eval import messages_held
+
+    corpus = SimpleNamespace(ids=["m0", "m1", "m2"])
+    pos = {1: {"m0": 0, "m1": 1, "m2": 2}}
+    held = messages_held({1: corpus}, pos, {"m1": "m0"})  # m1 was reinforced into m0
+    assert held[1]["m0"] == [0, 1] and held[1]["m2"] == [2]
+    assert messages_held({1: corpus}, pos, {})[1] == {"m0": [0], "m1": [1], "m2": [2]}

@@ -49,6 +49,9 @@ VARIANTS: dict[str, tuple[dict[str, Any], str, dict[str, Any]]] = {
     **{f"Engine.search, margin {m:g} (CV)": ({}, "cv", {"rank_close_margin": m}) for m in MARGINS},
 }
 PG_VARIANTS = ("Engine.search (CV)", "Engine.search without cognitive layer and associations (CV)")
+#: A SQLite store written through smart ingest (``Engine.ingest_many``) instead of ``add_many``.
+INGEST_BACKEND = "sqlite-ingest"
+INGEST_BATCH = 50
 Ranked = list[tuple[str, float]]  # (memory id, score), best first
 
 
@@ -89,7 +92,8 @@ def run_backend(backend: str, url_for: Callable[[int], str], corpora: dict[int, 
     import memoryd
 
     variants = {n: v for n, v in VARIANTS.items() if backend == "sqlite" or n in PG_VARIANTS}
-    out: dict[str, Any] = {"ranked": {n: {} for n in variants}, "build_s": 0.0, "search_ms": []}
+    out: dict[str, Any] = {"ranked": {n: {} for n in variants}, "build_s": 0.0, "search_ms": [],
+                           "alias": {}, "decisions": {}}
     embedder = PrecomputedEmbedder(table)
     by_conv: dict[int, list[Query]] = {}
     for q in queries:
@@ -105,7 +109,10 @@ def run_backend(backend: str, url_for: Callable[[int], str], corpora: dict[int, 
 
         mem = engine({})
         try:
-            mem.add_many(items_of(c), allow_secrets=True)  # coding chats hold example secrets
+            if backend == INGEST_BACKEND:
+                smart_write(mem, items_of(c), out)
+            else:
+                mem.add_many(items_of(c), allow_secrets=True)  # coding chats hold example secrets
             out["build_s"] += time.perf_counter() - started
             for name, (kwargs, constants, settings) in variants.items():
                 model = models[half_of(number)] if constants == "cv" else None
@@ -126,6 +133,17 @@ def run_backend(backend: str, url_for: Callable[[int], str], corpora: dict[int, 
         log(f"  {backend}: conversation {number} ({len(c.ids)} memories) done")
     out["build_s"] = round(out["build_s"], 1)
     return out
+
+
+def smart_write(mem: Any, items: list[dict[str, Any]], out: dict[str, Any]) -> None:
+    """Write the messages through smart ingest, in order; record each decision and, for a
+    message that went into another memory (reinforce, update, merge), which one."""
+    for start in range(0, len(items), INGEST_BATCH):
+        batch = items[start:start + INGEST_BATCH]
+        for item, result in zip(batch, mem.ingest_many(batch, allow_secrets=True)):
+            out["decisions"][result.decision] = out["decisions"].get(result.decision, 0) + 1
+            if result.memory_id != item["id"]:
+                out["alias"][item["id"]] = result.memory_id
 
 
 def key(q: Query) -> str:

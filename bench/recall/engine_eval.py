@@ -58,13 +58,17 @@ def engine_section(queries: list[Query], corpora: dict[int, Corpus], table: Vect
     runs: dict[str, dict[str, Any]] = {}
     for backend in backends:
         log(f"Engine.search on {backend}")
-        urls = sqlite_urls(workdir) if backend == "sqlite" else postgres_urls(workdir, log)
+        urls = (postgres_urls(workdir, log) if backend == "postgresql"
+                else sqlite_urls(workdir / backend))
         runs[backend] = run_backend(backend, urls, corpora, queries, table, models, log)
     ans = [q for q in queries if q.kind == "answerable"]
     pos = {n: {mid: i for i, mid in enumerate(c.ids)} for n, c in corpora.items()}
+    held = {b: messages_held(corpora, pos, r["alias"]) for b, r in runs.items()}
 
     def ranker(backend: str, variant: str) -> Callable[[Query], list[int]]:
-        return lambda q: [pos[q.conv][mid] for mid, _ in runs[backend]["ranked"][variant][key(q)]]
+        # A memory that took in other messages (smart ingest) stands for all of them.
+        return lambda q: [p for mid, _ in runs[backend]["ranked"][variant][key(q)]
+                          for p in held[backend][q.conv][mid]]
 
     evals = {name: evaluate(ans, rankers[name]) for name in SHOWN}
     for backend, run in runs.items():
@@ -98,8 +102,23 @@ def engine_section(queries: list[Query], corpora: dict[int, Corpus], table: Vect
         out["agreement"] = agreement(runs["sqlite"]["ranked"][CV], runs["postgresql"]["ranked"][CV])
         out["sign"][f"{CV}, postgresql"] = {m: sign(main, evals[f"{CV}, postgresql"], m)
                                             for m in ("hit@1", "hit@5", "hit@10")}
+    out["ingest_decisions"] = {b: r["decisions"] for b, r in runs.items() if r["decisions"]}
     out["timing"] = {b: {"build_s": r["build_s"], "search_ms_median": round(statistics.median(
         r["search_ms"]), 2), "searches": len(r["search_ms"])} for b, r in runs.items()}
+    return out
+
+
+def messages_held(corpora: dict[int, Corpus], pos: dict[int, dict[str, int]],
+                  alias: dict[str, str]) -> dict[int, dict[str, list[int]]]:
+    """Conversation -> memory id -> positions of the messages it holds (its own, and those
+    smart ingest put into it)."""
+    out: dict[int, dict[str, list[int]]] = {}
+    for n, c in corpora.items():
+        held = {mid: [i] for i, mid in enumerate(c.ids)}
+        for mid in c.ids:
+            if mid in alias:
+                held.setdefault(alias[mid], []).append(pos[n][mid])
+        out[n] = held
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.recall.engine_bench import INGEST_BACKEND
 from bench.recall.engine_eval import BARE, CUES, CV
 
 COLS = ("hit@1", "hit@5", "hit@10", "recall@5", "recall@10", "mrr")
@@ -29,7 +30,9 @@ def summary_lines(e: dict[str, Any]) -> list[str]:
         t = e["tables"][f"{CV}, {backend}"]["overall"]
         missed = [f"{a} ({r['margin']:+.3f})" for a, r in e["rule"][f"{CV}, {backend}"].items()
                   if not r["holds"]]
-        out.append(f"- Engine.search as shipped, {backend} (held-out constants): hit@1 {t['hit@1']:.3f}, "
+        how = ("over the same chats written through smart ingest" if backend == INGEST_BACKEND
+               else "as shipped")
+        out.append(f"- Engine.search {how}, {backend} (held-out constants): hit@1 {t['hit@1']:.3f}, "
                    f"hit@5 {t['hit@5']:.3f}, hit@10 {t['hit@10']:.3f}, MRR {t['mrr']:.3f}; robustness rule "
                    + ("holds in every ability." if not missed else "misses " + ", ".join(missed) + "."))
     if "agreement" in e:
@@ -73,7 +76,8 @@ def render_engine(e: dict[str, Any]) -> list[str]:
         cells = [f"{s[m]['wins']}/{s[m]['losses']} p={s[m]['p']}" if m in s else "" for m in
                  ("hit@1", "hit@5", "hit@10", "mrr")]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
-    out += _rule(e) + _halves(e) + _agreement(e) + _cognitive(e) + _cues(e) + _calibration(e)
+    out += _rule(e) + _halves(e) + _agreement(e) + _ingest(e) + _cognitive(e) + _cues(e)
+    out += _calibration(e)
     out += _thresholds(e)
     timing = "; ".join(f"{b}: build {t['build_s']} s for all 20 stores, search median "
                        f"{t['search_ms_median']} ms over {t['searches']} searches" for b, t in e["timing"].items())
@@ -110,6 +114,17 @@ def _agreement(e: dict) -> list[str]:
             f"{a['same_top10_ties_aside']} the same memories with scores equal to 1e-5; the largest "
             f"difference of one memory's score between them is {a['max_score_difference']:.2g} "
             "(cosines: NumPy float32 vs pgvector)."]
+
+
+def _ingest(e: dict) -> list[str]:
+    out = []
+    for backend, decisions in e.get("ingest_decisions", {}).items():
+        out += ["", f"`{backend}`: the same messages written through smart ingest "
+                "(`Engine.ingest_many`, batches of 50, in order) instead of `add_many`. Decisions: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(decisions.items())) + ". A memory that "
+                "took in other messages (reinforce, update, merge) counts as each of them; a "
+                "superseded one is not searched."]
+    return out
 
 
 def _cognitive(e: dict) -> list[str]:

@@ -82,8 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--refit", action="store_true", help="print the relevance constants fitted on all data")
     ap.add_argument("--contexts", default="plain",
                     help=f"vector texts to embed, of {','.join(CONTEXTS)} (default plain; each other one is a model pass over every message)")
-    ap.add_argument("--engine", default="sqlite,postgresql",
-                    help="backends to run the shipped Engine.search on ('' to skip)")
+    ap.add_argument("--engine", default="sqlite,postgresql,sqlite-ingest",
+                    help="backends to run the shipped Engine.search on: sqlite, postgresql, "
+                         "sqlite-ingest (SQLite written through smart ingest); '' to skip")
     ap.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     ap.add_argument("--out-dir", type=Path, default=REPO_ROOT / "bench" / "results")
     args = ap.parse_args(argv)
