@@ -10,10 +10,12 @@
    importance reorder only hits whose relevance is within ``rank_close_margin`` (in
    log-odds) of each other, so it never puts a clearly less relevant memory above a
    clearly more relevant one. A period the query names ("last week", "in May") lifts
-   memories created in it by ``time_window_margin`` log-odds, and a speaker it asks about
+   memories created in it by ``time_window_margin`` log-odds, a speaker it asks about
    ("what did I say…", "what did you suggest…") lifts what that party said by
-   ``speaker_margin`` (:mod:`memoryd.engine.cues`), the same kind of bounded reorder. All
-   apply where hits are ranked by relevance (hybrid search with ``fusion = "relevance"``).
+   ``speaker_margin``, and a request for advice lifts the user's preferences and standing
+   instructions by ``preference_margin`` (:mod:`memoryd.engine.cues`): the same kind of
+   bounded reorder. All apply where hits are ranked by relevance (hybrid search with
+   ``fusion = "relevance"``).
 4. ``min_score`` (a relevance), then MMR diversity if asked, then the limit.
 5. Spreading activation from the top relevant hits: associated memories take only the
    slots after the hits that reach the recall threshold, never pushing one of those out.
@@ -118,7 +120,7 @@ def _by_relevance(ctx: EngineContext, options: SearchOptions) -> bool:
 
 
 def _cues(ctx: EngineContext, query: str, options: SearchOptions) -> QueryCues:
-    """The period and speaker the query names, when the ranking may use them."""
+    """The period, speaker and request the query carries, when the ranking may use them."""
     if not _by_relevance(ctx, options):
         return QueryCues()
     return read_cues(query, ctx.clock(), ctx.settings)
