@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_relevance import assert_clear_differences_kept
+from test_relevance import assert_cues_keep_clear_differences
 
 from memoryd.cognition.extraction import states_preference
 from memoryd.retrieval.requests import asks_for_advice
@@ -50,18 +50,17 @@ TWIN = "I prefer paperback novels I can read on the train"
 REQUEST = "Can you recommend some novels to read on the train?"
 
 
-def _store(open_mem, store_url, **settings):
+def _store(open_mem, store_url, roles=("user", "assistant"), **settings):
+    """The twins written in the order ``roles`` gives, so a tie-break cannot pass the tests."""
     mem = open_mem(store_url, **settings)
-    ids = {
-        "user": mem.add(TWIN, metadata={"role": "user"}).id,
-        "assistant": mem.add(TWIN, metadata={"role": "assistant"}).id,
-        "fact": mem.add("The station kiosk sells paperback novels to read on the train").id,
-    }
+    ids = {role: mem.add(TWIN, metadata={"role": role}).id for role in roles}
+    ids["fact"] = mem.add("The station kiosk sells paperback novels to read on the train").id
     return mem, ids
 
 
-def test_a_request_lifts_the_users_preference_over_its_twin(open_mem, store_url) -> None:
-    mem, ids = _store(open_mem, store_url)
+@pytest.mark.parametrize("roles", [("user", "assistant"), ("assistant", "user")])
+def test_a_request_lifts_the_users_preference_over_its_twin(open_mem, store_url, roles) -> None:
+    mem, ids = _store(open_mem, store_url, roles)
     hits = mem.search(REQUEST, 3, associations=False, record_access=False)
     place = {h.memory.id: i for i, h in enumerate(hits)}
     assert place[ids["user"]] < place[ids["assistant"]]  # the assistant's "I prefer" is not one
@@ -72,23 +71,20 @@ def test_a_request_lifts_the_users_preference_over_its_twin(open_mem, store_url)
     assert score[ids["user"]] == pytest.approx(score[ids["assistant"]])
 
 
-def test_a_preference_memory_counts_whoever_wrote_it(open_mem, store_url) -> None:
+@pytest.mark.parametrize("types", [("fact", "preference"), ("preference", "fact")])
+def test_a_preference_memory_counts_whoever_wrote_it(open_mem, store_url, types) -> None:
     mem = open_mem(store_url)
-    text = "Paperback novels for reading on the train"
-    plain = mem.add(text, node_type="fact").id
-    preference = mem.add(text, node_type="preference").id
+    ids = {t: mem.add("Paperback novels for reading on the train", node_type=t).id for t in types}
     hits = mem.search(REQUEST, 2, associations=False, record_access=False)
-    assert [h.memory.id for h in hits] == [preference, plain]
+    assert [h.memory.id for h in hits] == [ids["preference"], ids["fact"]]
 
 
 def test_a_preference_cue_never_reverses_a_clear_difference(open_mem, store_url) -> None:
     mem, _ = _store(open_mem, store_url)
     mem.add("I prefer dark mode in every editor", metadata={"role": "user"})
     room = mem.settings.rank_close_margin + mem.settings.preference_margin
-    for query in [REQUEST, "What should I read on the train?", "Can you suggest an editor theme?"]:
-        plain = mem.search(query, 5, cognitive=False, associations=False, record_access=False)
-        cued = mem.search(query, 5, associations=False, record_access=False)
-        assert_clear_differences_kept(plain, cued, room, query)
+    assert_cues_keep_clear_differences(mem, [
+        REQUEST, "What should I read on the train?", "Can you suggest an editor theme?"], room, 5)
 
 
 def test_preference_cues_can_be_turned_off(open_mem, store_url) -> None:

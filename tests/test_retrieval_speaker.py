@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_relevance import assert_clear_differences_kept
+from test_relevance import assert_cues_keep_clear_differences
 
 from memoryd.cognition.extraction import Message
 from memoryd.retrieval.speaker import memory_speaker, query_speaker, same_speaker
@@ -96,12 +96,10 @@ def test_the_speaker_a_query_asks_about_comes_first(open_mem, store_url, query, 
 def test_a_speaker_cue_never_reverses_a_clear_difference(open_mem, store_url) -> None:
     mem, ids = _conversation(open_mem, store_url)
     room = mem.settings.rank_close_margin + mem.settings.speaker_margin
-    for query in ["what did I say about the night train to Lisbon?",
-                  "what did I say about the staging database?",
-                  "what did you suggest about the database port?"]:
-        plain = mem.search(query, 5, cognitive=False, associations=False, record_access=False)
-        cued = mem.search(query, 5, associations=False, record_access=False)
-        assert_clear_differences_kept(plain, cued, room, query)
+    assert_cues_keep_clear_differences(mem, [
+        "what did I say about the night train to Lisbon?",
+        "what did I say about the staging database?",
+        "what did you suggest about the database port?"], room, 5)
     # The user said both; the one about the database answers a question about the database.
     hits = mem.search("what did I say about the staging database?", 5, record_access=False)
     assert hits[0].memory.id == ids["other"]
