@@ -25,11 +25,17 @@ T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 QUERIES = [p["new"] for p in PAIRS[::9]] + [
     "when do we ship?", "which port does the database use", "who leads the payments team",
     "what is the capital of France", "editor preferences",
+    "When is my meeting at the library?", "Which libraries does the project use?",
+]
+# Conditional standing instructions: scored with the query's cosine to their topic as well.
+INSTRUCTIONS = [
+    "Always format dates as MM/DD/YYYY when I ask about scheduling details.",
+    "Always include version numbers when I ask about software dependencies.",
 ]
 
 
 def corpus() -> list[dict]:
-    texts = list(dict.fromkeys(p["old"] for p in PAIRS))
+    texts = list(dict.fromkeys([*(p["old"] for p in PAIRS), *INSTRUCTIONS]))
     return [{"id": f"m{i:03d}", "content": text, "created_at": T0 + timedelta(hours=i),
              "tags": [f"t{i % 4}"], "importance": 0.3 + (i % 5) / 10}
             for i, text in enumerate(texts)]

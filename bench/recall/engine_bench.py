@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ LIMIT = 10
 MAX_CONTENT_BYTES = 1 << 20  # one BEAM message is 341 KiB; memoryd's default limit is 64 KiB
 #: Near-tie margins tried besides the shipped one (SQLite only; rank_close_margin).
 MARGINS = (0.25, 0.5)
-#: variant -> (search keyword arguments, relevance constants "cv" or "shipped", settings)
+#: variant -> (search keyword arguments, relevance constants "cv", "cv without topics" (the
+#: instruction weight at 0) or "shipped", settings)
 VARIANTS: dict[str, tuple[dict[str, Any], str, dict[str, Any]]] = {
     "Engine.search (CV)": ({}, "cv", {}),
     "Engine.search without cognitive layer and associations (CV)": (
@@ -46,6 +48,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], str, dict[str, Any]]] = {
     "Engine.search without time expressions (CV)": ({}, "cv", {"time_window_margin": 0.0}),
     "Engine.search without speaker cues (CV)": ({}, "cv", {"speaker_margin": 0.0}),
     "Engine.search without preference cues (CV)": ({}, "cv", {"preference_margin": 0.0}),
+    "Engine.search without instruction topics (CV)": ({}, "cv without topics", {}),
     **{f"Engine.search, margin {m:g} (CV)": ({}, "cv", {"rank_close_margin": m}) for m in MARGINS},
 }
 PG_VARIANTS = ("Engine.search (CV)", "Engine.search without cognitive layer and associations (CV)")
@@ -68,7 +71,8 @@ def relevance_model(model: RelevanceModel | None) -> Iterator[None]:
 
 def fold_models(halves: dict[str, dict]) -> dict[str, RelevanceModel]:
     """Half name -> the constants fitted without it (from the bench's CV results)."""
-    return {h: RelevanceModel(m["intercept"], tuple(m["weights"][f] for f in FEATURES))
+    return {h: RelevanceModel(m["intercept"], tuple(m["weights"][f] for f in FEATURES),
+                              m.get("instruction_weight", 0.0), m.get("instruction_floor", 0.0))
             for h, m in ((h, halves[f"fitted without {h}"]) for h in HALVES)}
 
 
@@ -115,7 +119,9 @@ def run_backend(backend: str, url_for: Callable[[int], str], corpora: dict[int, 
                 mem.add_many(items_of(c), allow_secrets=True)  # coding chats hold example secrets
             out["build_s"] += time.perf_counter() - started
             for name, (kwargs, constants, settings) in variants.items():
-                model = models[half_of(number)] if constants == "cv" else None
+                model = (models[half_of(number)] if constants == "cv" else
+                         replace(models[half_of(number)], instruction_weight=0.0)
+                         if constants == "cv without topics" else None)
                 searcher = engine(settings) if settings else mem
                 try:
                     with relevance_model(model):

@@ -41,7 +41,8 @@ BARE = "Engine.search without cognitive layer and associations (CV)"
 #: query cue -> the SQLite variant that runs without it
 CUES = {"time expressions": "Engine.search without time expressions (CV)",
         "speaker cues": "Engine.search without speaker cues (CV)",
-        "preference cues": "Engine.search without preference cues (CV)"}
+        "preference cues": "Engine.search without preference cues (CV)",
+        "instruction topics": "Engine.search without instruction topics (CV)"}
 THRESHOLDS = (0.001, 0.002, 0.003, 0.005, 0.01, 0.03, 0.1)
 
 

@@ -261,7 +261,9 @@ def _top10(qs: list[Query], pools: dict[int, Pool], held: dict[int, np.ndarray])
 def constants_text(res: dict[str, Any]) -> str:
     m = res["fitted_all"]
     weights = ", ".join(f"{w}" for w in m["weights"].values())
-    return (f"DEFAULT_MODEL = RelevanceModel(intercept={m['intercept']}, weights=({weights}))\n"
+    return (f"DEFAULT_MODEL = RelevanceModel(intercept={m['intercept']}, weights=({weights}), "
+            f"instruction_weight={m.get('instruction_weight', 0.0)}, "
+            f"instruction_floor={m.get('instruction_floor', 0.0)})\n"
             f"DEFAULT_RECALL_THRESHOLD = {res['calibration']['thresholds']['chosen_all']}")
 
 

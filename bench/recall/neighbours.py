@@ -5,7 +5,9 @@ assistant's reply right after it. Mixing the neighbours' vectors into a message'
 did not help (``contexts`` in the report); here the cosine of the *next turn of the same
 session* is given to the logistic model as a feature of its own, next to the five shipped
 ones, and both models are fitted and scored by 2-fold cross-validation by conversation on
-the same candidate pools. Measured only: the shipped model has five features.
+the same candidate pools. Measured only: the shipped model has five features. The same models
+also rank the user-turns-only store (the next turn is then the user's next message), where
+BEAM's user-asks/assistant-answers structure is gone.
 """
 
 from __future__ import annotations
@@ -45,15 +47,18 @@ def with_next_cosine(q: Query, pool: Pool, following: np.ndarray) -> np.ndarray:
 
 
 def section(queries: list[Query], indexes: dict[int, dict[str, TermIndex]],
-            corpora: dict[int, Corpus]) -> dict[str, Any]:
-    """Held-out metrics of both models, sign tests, per-half results and fitted weights."""
+            corpora: dict[int, Corpus], user: tuple[list[Query], dict[int, dict[str, TermIndex]],
+                                                  dict[int, Corpus]] | None = None) -> dict[str, Any]:
+    """Held-out metrics of the models, sign tests, per-half results and fitted weights; with
+    ``user`` (queries, indexes, corpora of the user-turns-only store) also the same models on
+    that store, where the next turn is the user's next message (no refit)."""
     following = {n: next_turn(c) for n, c in corpora.items()}
     pools = {id(q): candidate_pool(q, indexes[q.conv], SHIPPED_KEYWORD, "plain", POOL)
              for q in queries}
     x = {id(q): with_next_cosine(q, pools[id(q)], following[q.conv]) for q in queries}
     ans = [q for q in queries if q.kind == "answerable"]
     out: dict[str, Any] = {"tables": {}, "weights": {}, "halves": {}}
-    evals = {}
+    evals, thetas = {}, {}
     for name, cols in VARIANTS.items():
         scores: dict[int, np.ndarray] = {}
         for half in HALVES:
@@ -61,6 +66,7 @@ def section(queries: list[Query], indexes: dict[int, dict[str, TermIndex]],
             theta = logistic(np.vstack([x[id(q)][:, cols] for q in train]),
                              np.concatenate([pools[id(q)].labels for q in train]).astype(float))
             out["weights"][f"{name}, fitted without {half}"] = [round(float(t), 4) for t in theta]
+            thetas[name, half] = theta
             for q in queries:
                 if half_of(q.conv) == half:
                     scores[id(q)] = theta[0] + x[id(q)][:, cols] @ theta[1:]
@@ -70,7 +76,27 @@ def section(queries: list[Query], indexes: dict[int, dict[str, TermIndex]],
     base, *others = (evals[n] for n in VARIANTS)
     out["sign"] = {name: {m: sign(base, e, m) for m in ("hit@1", "hit@5", "hit@10", "mrr")}
                    for name, e in zip(list(VARIANTS)[1:], others)}
+    if user is not None:
+        out["transfer"] = _transfer(thetas, *user)
     return out
+
+
+def _transfer(thetas: dict[tuple[str, str], np.ndarray], queries: list[Query],
+              indexes: dict[int, dict[str, TermIndex]], corpora: dict[int, Corpus]) -> dict[str, Any]:
+    following = {n: next_turn(c) for n, c in corpora.items()}
+    ans = [q for q in queries if q.kind == "answerable"]
+    pools = {id(q): candidate_pool(q, indexes[q.conv], SHIPPED_KEYWORD, "plain", POOL) for q in ans}
+    x = {id(q): with_next_cosine(q, pools[id(q)], following[q.conv]) for q in ans}
+    evals = {}
+    for name, cols in VARIANTS.items():
+        def ranked(q: Query, cols: list[int] = cols, name: str = name) -> list[int]:
+            theta = thetas[name, half_of(q.conv)]
+            return _ranked(pools[id(q)], theta[0] + x[id(q)][:, cols] @ theta[1:])
+        evals[name] = evaluate(ans, ranked)
+    base, *others = (evals[n] for n in VARIANTS)
+    return {"questions": len(ans), "tables": {n: e["table"]["overall"] for n, e in evals.items()},
+            "sign": {name: {m: sign(base, e, m) for m in ("hit@1", "hit@5", "hit@10", "mrr")}
+                     for name, e in zip(list(VARIANTS)[1:], others)}}
 
 
 def _ranked(pool: Pool, score: np.ndarray) -> list[int]:

@@ -31,7 +31,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from bench.recall import data as beam  # noqa: E402
 from bench.recall import experiments as X  # noqa: E402
-from bench.recall import neighbours  # noqa: E402
+from bench.recall import instructions, neighbours  # noqa: E402
 from bench.recall.candidates import TermIndex, build_queries  # noqa: E402
 from bench.recall.corpus import CACHE_DIR, CONTEXTS, Corpus, load, user_turns_only  # noqa: E402
 from bench.recall.negatives import UNRELATED_QUERIES  # noqa: E402
@@ -109,17 +109,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         indexes[c.number][DATED] = TermIndex.build(dated_texts(c), tokenizers[DATED])
         queries.extend(build_queries(c, c.texts, indexes[c.number], tokenizers, table,
                                      asks_for(c, by_number)))
-    user_queries, user_indexes = [], {}
+    user_queries, user_indexes, user_corpora = [], {}, {}
     for c in corpora:
-        u = user_turns_only(c)
+        u = user_corpora[c.number] = user_turns_only(c)
         user_indexes[c.number] = {"porter": TermIndex.build(u.texts, tokenizers["porter"])}
         user_queries.extend(build_queries(u, u.texts, user_indexes[c.number], {"porter": tokenizers["porter"]},
                                           table, [a for a in asks_for(u, {}) if a[0] != "foreign"]))
     log(f"{len(queries)} queries ({', '.join(f'{k} {sum(q.kind == k for q in queries)}' for k in X.KINDS)})")
     res = X.run_all(queries, indexes, by_number, log)
     rankers = res.pop("_rankers")
+    log("conditional standing instructions")
+    res["instructions"] = instructions.section(res, queries, indexes, by_number, table, user_queries,
+                                               user_indexes, user_corpora)
     log("the next turn as a feature")
-    res["neighbours"] = neighbours.section(queries, indexes, by_number)
+    res["neighbours"] = neighbours.section(queries, indexes, by_number,
+                                           (user_queries, user_indexes, user_corpora))
     log("transfer check: user turns only")
     res["transfer"] = X.transfer_section(res, user_queries, user_indexes)
     backends = [b for b in args.engine.split(",") if b]

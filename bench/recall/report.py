@@ -37,6 +37,8 @@ def render(res: dict[str, Any]) -> str:
         out += _transfer(res["transfer"])
     out += _keyword(res["keyword"])
     out += _fusion(res)
+    if "instructions" in res:
+        out += _instructions(res["instructions"])
     if "neighbours" in res:
         out += _neighbours(res["neighbours"])
     out += _calibration(res["calibration"])
@@ -193,6 +195,32 @@ def _fusion(res: dict) -> list[str]:
     return out + [""]
 
 
+def _instructions(ins: dict) -> list[str]:
+    """bench/recall/instructions.py: the instruction-topic reading (shipped)."""
+    out = ["## Conditional standing instructions", "",
+           f"{ins['instructions']} memories state an instruction conditioned on a topic (\"Always X "
+           "when I ask about Y\"); each gains a weight times how far the query's cosine to Y "
+           "exceeds a floor, never passing the best hit that was not lifted; floor and weight "
+           "fitted with the five shipped weights held fixed (bench/recall/instructions.py), so "
+           "other memories rank as before. Held-out: each half ranked with the constants fitted "
+           "on the other half (" + "; ".join(f"{k}: floor {v['floor']}, weight {v['weight']}"
+                                             for k, v in ins["chosen"].items())
+           + f"; on all: floor {ins['chosen_all']['floor']}, weight {ins['chosen_all']['weight']}). "
+           "The user-turns-only store is ranked with the same constants (no refit).", ""]
+    for store in ("beam", "user turns only"):
+        part = ins[store]
+        names = list(part["tables"])
+        out += [f"**{store}** ({part['questions']} questions)", ""] + _head("ability / ranking")
+        for ability in part["tables"][names[0]]:
+            out.append(f"| **{ability}** | | | | | | |")
+            out += [_row(n, part["tables"][n][ability]) for n in names]
+        out += ["", "Sign tests (with against without): " + ", ".join(
+            f"{m} {s['wins']}/{s['losses']} p={s['p']}" for m, s in part["sign"].items()) + ". Per half: " + "; ".join(
+            f"{n}, {h}: hit@1 {t['hit@1']}, hit@5 {t['hit@5']}, hit@10 {t['hit@10']}"
+            for n, halves in part["halves"].items() for h, t in halves.items()) + ".", ""]
+    return out
+
+
 def _neighbours(nb: dict) -> list[str]:
     """bench/recall/neighbours.py: the next turn's cosine as a sixth feature (not shipped)."""
     names = list(nb["tables"])
@@ -212,6 +240,14 @@ def _neighbours(nb: dict) -> list[str]:
             for n, halves in nb["halves"].items() for h, t in halves.items()) + ".", "",
         "Weights (intercept, cosine, cosine_gap, coverage, saturation, keyword_lead[, the "
         "added feature]): " + "; ".join(f"{k}: {v}" for k, v in nb["weights"].items()) + ".", ""]
+    if "transfer" in nb:
+        tr = nb["transfer"]
+        out += [f"The same models on the user-turns-only store ({tr['questions']} questions; the next "
+                "turn is the user's next message):", ""] + _head("model")
+        out += [_row(n, t) for n, t in tr["tables"].items()]
+        out += [""] + [f"Sign tests there, {name} against the five: " + ", ".join(
+            f"{m} {s['wins']}/{s['losses']} p={s['p']}" for m, s in tests.items()) + "."
+            for name, tests in tr["sign"].items()] + [""]
     return out
 
 

@@ -4,7 +4,9 @@ The keyword side (memoryd's BM25 over the store's term index) and the vector sid
 neighbours) each give their best ``pool``; keyword candidates then get their cosine and
 vector candidates their term counts, so every candidate carries both sides' evidence. The
 relevance model (:mod:`memoryd.retrieval.relevance`) turns that evidence into P(relevant):
-every hit's ``score``. Ranking by it is the fusion; ``fusion="rrf"`` ranks by reciprocal
+every hit's ``score``; a conditional standing instruction among the candidates also gets the
+cosine of the query to the topic it is conditioned on (:mod:`memoryd.engine.instruction_topics`).
+Ranking by it is the fusion; ``fusion="rrf"`` ranks by reciprocal
 rank fusion instead, and ``mode`` keyword / vector by one side alone; the score means the
 same in every case.
 """
@@ -17,6 +19,7 @@ from typing import Callable, Literal
 import numpy as np
 
 from memoryd.engine.context import EngineContext
+from memoryd.engine.instruction_topics import topic_cosines
 from memoryd.models import KeywordHit, SearchFilters, SearchHit, VectorHit
 from memoryd.retrieval.bm25 import Candidate, CorpusStats
 from memoryd.retrieval.fusion import reciprocal_rank_fusion
@@ -36,6 +39,7 @@ class Evidence:
     cosines: dict[str, float]
     keyword_rank: dict[str, int]  # 1 = the keyword side's best
     vector_rank: dict[str, int]
+    query_vector: np.ndarray | None = None
 
 
 def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.ndarray | None],
@@ -70,13 +74,16 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
         cosines=cosines,
         keyword_rank={c.memory_id: i for i, c in enumerate(found, start=1)},
         vector_rank={h.memory_id: i for i, h in enumerate(nearest, start=1)},
+        query_vector=vector,
     )
 
 
 def score(ctx: EngineContext, evidence: Evidence) -> list[ScoredCandidate]:
     """P(relevant) of every candidate, most likely first."""
+    ids = [c.memory_id for c in evidence.candidates]
     return relevance_scores(evidence.terms, evidence.candidates, evidence.stats,
-                            [evidence.cosines.get(c.memory_id) for c in evidence.candidates],
+                            [evidence.cosines.get(i) for i in ids],
+                            topic_cosines=topic_cosines(ctx, ids, evidence.query_vector),
                             k1=ctx.settings.bm25_k1, b=ctx.settings.bm25_b)
 
 

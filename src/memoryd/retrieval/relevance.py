@@ -13,6 +13,11 @@ is described by five numbers that mean the same thing on any corpus:
   (0 to 1): how close to this query's best keyword match it is, counted only as far as the
   match is strong in absolute terms (the best of a weak list does not get full marks).
 
+A memory that is a conditional standing instruction ("Always X when I ask about Y") carries
+one more reading, ``topic_cosine``: the cosine of the query to the topic Y
+(:mod:`memoryd.retrieval.instructions`); it is 0 for every other memory, so they are scored by
+the five alone.
+
 A logistic model maps them to ``P(relevant)``. Ranking by that probability *is* the
 fusion: unlike rank fusion (RRF), it keeps how strongly each side matched, so a memory
 that holds every rare word of the query outranks vague semantic neighbours on data where
@@ -33,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1, Candidate, CorpusStats, keyword_evidence
 
@@ -49,6 +54,8 @@ class CandidateFeatures:
     coverage: float
     saturation: float
     keyword_lead: float
+    # Not one of FEATURES: only conditional instructions have it (see the module docstring).
+    topic_cosine: float = 0.0
 
     def as_tuple(self) -> tuple[float, ...]:
         return (self.cosine, self.cosine_gap, self.coverage, self.saturation, self.keyword_lead)
@@ -56,10 +63,15 @@ class CandidateFeatures:
 
 @dataclass(frozen=True)
 class RelevanceModel:
-    """A logistic model over :data:`FEATURES`: ``sigmoid(intercept + weights · features)``."""
+    """A logistic model over :data:`FEATURES`: ``sigmoid(intercept + weights · features)``,
+    plus a conditional instruction's topic lift: ``instruction_weight`` times how far its
+    ``topic_cosine`` exceeds ``instruction_floor`` (below the floor the query is not about
+    the topic, and the instruction is scored like any memory)."""
 
     intercept: float
     weights: tuple[float, ...]
+    instruction_weight: float = 0.0
+    instruction_floor: float = 0.0
 
     def __post_init__(self) -> None:
         if len(self.weights) != len(FEATURES):
@@ -67,7 +79,12 @@ class RelevanceModel:
                              f"got {len(self.weights)}")
 
     def logit(self, features: CandidateFeatures) -> float:
-        return self.intercept + sum(w * x for w, x in zip(self.weights, features.as_tuple()))
+        return (self.intercept + sum(w * x for w, x in zip(self.weights, features.as_tuple()))
+                + self.topic_lift(features.topic_cosine))
+
+    def topic_lift(self, topic_cosine: float) -> float:
+        """The log-odds a conditional instruction gains from its topic reading (>= 0)."""
+        return self.instruction_weight * max(0.0, topic_cosine - self.instruction_floor)
 
     def probability(self, features: CandidateFeatures) -> float:
         """P(relevant) in (0, 1)."""
@@ -79,14 +96,18 @@ def candidate_features(
     coverage: Sequence[float],
     saturation: Sequence[float],
     bm25: Sequence[float],
+    topic_cosines: Sequence[float] | None = None,
 ) -> list[CandidateFeatures]:
     """Features of each candidate of one query, from its per-candidate readings.
 
-    ``cosines`` may hold None for a memory without a vector (it counts as 0). All four
-    sequences are aligned by candidate.
+    ``cosines`` may hold None for a memory without a vector (it counts as 0).
+    ``topic_cosines`` (optional) holds each candidate's instruction-topic cosine (0 for a
+    memory that is no conditional instruction). All sequences are aligned by candidate.
     """
-    if not (len(cosines) == len(coverage) == len(saturation) == len(bm25)):
-        raise ValueError("cosines, coverage, saturation and bm25 must have one value per candidate")
+    topics = list(topic_cosines) if topic_cosines is not None else [0.0] * len(cosines)
+    if not (len(cosines) == len(coverage) == len(saturation) == len(bm25) == len(topics)):
+        raise ValueError("cosines, coverage, saturation, bm25 and topic_cosines must have one "
+                         "value per candidate")
     cos = [c if c is not None else 0.0 for c in cosines]
     best_cos = max(cos, default=0.0)
     best_bm25 = max(bm25, default=0.0)
@@ -97,8 +118,9 @@ def candidate_features(
             coverage=cv,
             saturation=s,
             keyword_lead=(k / best_bm25) * s if best_bm25 > 0 else 0.0,
+            topic_cosine=t,
         )
-        for c, cv, s, k in zip(cos, coverage, saturation, bm25)
+        for c, cv, s, k, t in zip(cos, coverage, saturation, bm25, topics)
     ]
 
 
@@ -119,6 +141,7 @@ def relevance_scores(
     stats: CorpusStats,
     cosines: Sequence[float | None],
     *,
+    topic_cosines: Sequence[float] | None = None,
     model: RelevanceModel | None = None,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
@@ -126,22 +149,41 @@ def relevance_scores(
     """Fuse and calibrate one query's candidates: best first by P(relevant).
 
     ``candidates`` is the union of the keyword and vector candidates, each with its
-    query-term counts (empty for a memory holding none of the terms); ``cosines`` is
-    aligned with it. Ties are broken by cosine, then by input order.
+    query-term counts (empty for a memory holding none of the terms); ``cosines`` (and
+    ``topic_cosines``, when given) are aligned with it. Ties are broken by cosine, then by input order.
     """
     if len(cosines) != len(candidates):
         raise ValueError("cosines must have one value per candidate")
     model = model or DEFAULT_MODEL
     evidence = keyword_evidence(terms, candidates, stats, k1=k1, b=b)
     features = candidate_features(cosines, [e.coverage for e in evidence],
-                                  [e.saturation for e in evidence], [e.score for e in evidence])
+                                  [e.saturation for e in evidence], [e.score for e in evidence],
+                                  topic_cosines)
+    logits = below_best_direct([model.logit(replace(f, topic_cosine=0.0)) for f in features],
+                               [model.logit(f) for f in features])
     scored = [
-        ScoredCandidate(e.memory_id, model.probability(f), c, e.score, e.coverage)
-        for e, f, c in zip(evidence, features, cosines)
+        ScoredCandidate(e.memory_id, _sigmoid(z), c, e.score, e.coverage)
+        for e, z, c in zip(evidence, logits, cosines)
     ]
     order = sorted(range(len(scored)), key=lambda i: (-scored[i].probability,
                                                       -(scored[i].cosine or 0.0), i))
     return [scored[i] for i in order]
+
+
+def below_best_direct(plain: Sequence[float], lifted: Sequence[float]) -> list[float]:
+    """``lifted`` scores, except that a candidate lifted by its instruction topic does not pass
+    the best candidate that was not lifted (it may reach the place just below it).
+
+    An instruction that applies to the query ("Always give dates as MM/DD/YYYY when I ask
+    about scheduling") belongs next to the answer, not in place of it: lifted above the best
+    direct hit it would cost hit@1 on every question its topic covers (bench/recall/instructions.py).
+    A candidate that was already first on its own evidence (``plain``) keeps that.
+    """
+    direct = [p for p, q in zip(plain, lifted) if q <= p]
+    if len(direct) == len(lifted) or not direct:
+        return list(lifted)
+    ceiling = max(direct) - 1e-9  # strictly below, and still so once mapped to a probability
+    return [q if q <= p else max(p, min(q, ceiling)) for p, q in zip(plain, lifted)]
 
 
 def _sigmoid(z: float) -> float:
@@ -159,7 +201,11 @@ def _sigmoid(z: float) -> float:
 #: Held-out (fitted on 10 conversations, scored on the other 10, both ways): Brier 0.0081
 #: over all pairs, 0.029 over the returned top 10; reliability table in
 #: bench/results/recall.md. Weights in FEATURES order; coverage comes out at 0 on BEAM.
-DEFAULT_MODEL = RelevanceModel(intercept=-6.6983, weights=(5.2309, 2.114, 0.0, 0.2173, 3.0322))
+#: The instruction constants are fitted afterwards with those five held fixed (the floor from
+#: 0, 0.1, ..., 0.5 by ranking, the weight by log loss; bench/recall/instructions.py), so they
+#: change nothing for memories that state no conditional instruction.
+DEFAULT_MODEL = RelevanceModel(intercept=-6.6983, weights=(5.2309, 2.114, 0.0, 0.2173, 3.0322),
+                               instruction_weight=3.8629, instruction_floor=0.1)
 
 #: The recall threshold. BEAM marks one to a few evidence messages per question among many
 #: on the same topic, so probabilities of true hits are low (median best evidence ~0.2).
