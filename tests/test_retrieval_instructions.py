@@ -70,6 +70,13 @@ def test_a_lifted_instruction_never_passes_the_best_direct_hit(plain, lifted, ex
     assert relevance.below_best_direct(plain, lifted) == pytest.approx(expected, abs=1e-12)
 
 
+def test_a_lifted_instruction_leaves_the_near_tie_reorder_no_room_to_pass() -> None:
+    # The search path passes the room its near-tie reorder has (cognitive margin + cues).
+    assert relevance.below_best_direct([2.0, 1.0, 0.0], [2.0, 1.0, 5.0], gap=1.1) == pytest.approx(
+        [2.0, 1.0, 0.9])
+    assert relevance.below_best_direct([2.0, 1.5], [2.0, 5.0], gap=1.0) == [2.0, 1.5]  # its own
+
+
 def test_topic_readings_must_align_with_the_candidates() -> None:
     with pytest.raises(ValueError, match="one value per candidate"):
         relevance.candidate_features([0.1, 0.2], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.5])

@@ -78,12 +78,15 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
     )
 
 
-def score(ctx: EngineContext, evidence: Evidence) -> list[ScoredCandidate]:
-    """P(relevant) of every candidate, most likely first."""
+def score(ctx: EngineContext, evidence: Evidence, room: float = 0.0) -> list[ScoredCandidate]:
+    """P(relevant) of every candidate, most likely first. ``room``: how far (log-odds) a later
+    near-tie reorder may lift a hit; a topic-lifted instruction stays that far below the best
+    direct hit (:func:`memoryd.retrieval.relevance.below_best_direct`)."""
     ids = [c.memory_id for c in evidence.candidates]
     return relevance_scores(evidence.terms, evidence.candidates, evidence.stats,
                             [evidence.cosines.get(i) for i in ids],
                             topic_cosines=topic_cosines(ctx, ids, evidence.query_vector),
+                            instruction_gap=room,
                             k1=ctx.settings.bm25_k1, b=ctx.settings.bm25_b)
 
 

@@ -177,7 +177,7 @@ def _candidates(ctx: EngineContext, terms: list[str], vector: VectorSource,
                 filters: SearchFilters, options: SearchOptions, room: float) -> list[SearchHit]:
     pool = max(ctx.settings.candidate_pool, options.limit)
     evidence = gather(ctx, terms, vector, filters, options.mode, pool)
-    ranked = ordered(ctx, evidence, score(ctx, evidence), options.mode)
+    ranked = ordered(ctx, evidence, score(ctx, evidence, room), options.mode)
     head = max(options.limit * 3, 30)
     if room > 0 and len(ranked) > options.limit:
         # Hydrate every hit the near-tie reorder (``room`` log-odds) could lift into the

@@ -142,6 +142,7 @@ def relevance_scores(
     cosines: Sequence[float | None],
     *,
     topic_cosines: Sequence[float] | None = None,
+    instruction_gap: float = 0.0,
     model: RelevanceModel | None = None,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
@@ -150,7 +151,8 @@ def relevance_scores(
 
     ``candidates`` is the union of the keyword and vector candidates, each with its
     query-term counts (empty for a memory holding none of the terms); ``cosines`` (and
-    ``topic_cosines``, when given) are aligned with it. Ties are broken by cosine, then by input order.
+    ``topic_cosines``, when given) are aligned with it; ``instruction_gap`` is passed to
+    :func:`below_best_direct`. Ties are broken by cosine, then by input order.
     """
     if len(cosines) != len(candidates):
         raise ValueError("cosines must have one value per candidate")
@@ -160,7 +162,7 @@ def relevance_scores(
                                   [e.saturation for e in evidence], [e.score for e in evidence],
                                   topic_cosines)
     logits = below_best_direct([model.logit(replace(f, topic_cosine=0.0)) for f in features],
-                               [model.logit(f) for f in features])
+                               [model.logit(f) for f in features], instruction_gap)
     scored = [
         ScoredCandidate(e.memory_id, _sigmoid(z), c, e.score, e.coverage)
         for e, z, c in zip(evidence, logits, cosines)
@@ -170,19 +172,23 @@ def relevance_scores(
     return [scored[i] for i in order]
 
 
-def below_best_direct(plain: Sequence[float], lifted: Sequence[float]) -> list[float]:
-    """``lifted`` scores, except that a candidate lifted by its instruction topic does not pass
-    the best candidate that was not lifted (it may reach the place just below it).
+def below_best_direct(plain: Sequence[float], lifted: Sequence[float], gap: float = 0.0
+                      ) -> list[float]:
+    """``lifted`` log-odds, except that a candidate lifted by its instruction topic stays at
+    least ``gap`` below the best candidate that was not lifted (strictly below when 0).
 
     An instruction that applies to the query ("Always give dates as MM/DD/YYYY when I ask
     about scheduling") belongs next to the answer, not in place of it: lifted above the best
     direct hit it would cost hit@1 on every question its topic covers (bench/recall/instructions.py).
-    A candidate that was already first on its own evidence (``plain``) keeps that.
+    ``gap`` is the room a later near-tie reorder has (the search path's cognitive margin plus
+    its query cues), so that reorder cannot carry it past either. A candidate that was already
+    first on its own evidence (``plain``) keeps its place.
     """
     direct = [p for p, q in zip(plain, lifted) if q <= p]
     if len(direct) == len(lifted) or not direct:
         return list(lifted)
-    ceiling = max(direct) - 1e-9  # strictly below, and still so once mapped to a probability
+    # 1e-9: strictly below, and still so once mapped to a probability.
+    ceiling = max(direct) - max(gap, 1e-9)
     return [q if q <= p else max(p, min(q, ceiling)) for p, q in zip(plain, lifted)]
 
 
