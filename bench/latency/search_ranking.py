@@ -70,6 +70,7 @@ def previous_keyword(store, text: str, filters, now: datetime, limit: int) -> li
 
 def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, Callable[[int], Any]]:
     """Every measured step as a call taking the query's index."""
+    from memoryd.engine.instruction_topics import topic_cosines
     from memoryd.models import SearchFilters
     from memoryd.retrieval.tokens import query_terms
     from memoryd.store.base import Store
@@ -96,11 +97,28 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
             queries[i], 10, query_vector=qvecs[i], record_access=False),
         "Engine.search, query vector given, no associations": lambda i: mem.search(
             queries[i], 10, query_vector=qvecs[i], record_access=False, associations=False),
+        "instruction topics of the candidates (content heads + topic reading)":
+            lambda i: topic_cosines(mem._ctx, list(dict.fromkeys(kw[i] + vec[i])), qvecs[i]),
+        "Engine.search, query vector given, without instruction topics":
+            lambda i: _without_topics(lambda: mem.search(queries[i], 10, query_vector=qvecs[i],
+                                                         record_access=False)),
         "query embedding": lambda i: embedder.embed([queries[i]]),
         "Engine.search end to end": lambda i: mem.search(queries[i], 10, record_access=False),
         "Engine.search end to end, query embedded first (no overlap)": lambda i: mem.search(
             queries[i], 10, query_vector=embedder.embed([queries[i]])[0], record_access=False),
     }
+
+
+def _without_topics(search: Callable[[], Any]) -> Any:
+    """``search()`` with the instruction-topic reading skipped (every reading 0)."""
+    from memoryd.engine import candidates
+
+    shipped = candidates.topic_cosines
+    candidates.topic_cosines = lambda ctx, ids, vector: [0.0] * len(ids)
+    try:
+        return search()
+    finally:
+        candidates.topic_cosines = shipped
 
 
 def measure(calls: dict[str, Callable[[int], Any]], n: int, warmup: int = 10) -> dict[str, Any]:
@@ -174,6 +192,10 @@ def run_one(backend: str, n: int, per_set: int, embedder, pg_base: str | None,
     overlap, first = (out["latency"][k]["p50_ms"] for k in (
         "Engine.search end to end", "Engine.search end to end, query embedded first (no overlap)"))
     out["overlap_ratio"] = round(overlap / first, 3) if first else None
+    with_, without = (out["latency"][k]["p50_ms"] for k in (
+        "Engine.search, query vector given",
+        "Engine.search, query vector given, without instruction topics"))
+    out["topics_ratio"] = round(with_ / without, 3) if without else None
     return out
 
 
@@ -197,7 +219,9 @@ def render(r: dict[str, Any]) -> str:
                   f"{tuple(round(x, 1) for x in e['load_after'])}. Keyword candidates, memoryd BM25 "
                   f"vs the previous ranking (p50): x{e['keyword_ratio_new_over_previous']}."
                   + (f" End to end with the query embedded while the keyword side runs vs embedded "
-                     f"first (p50): x{e['overlap_ratio']}." if e.get("overlap_ratio") else ""), ""]
+                     f"first (p50): x{e['overlap_ratio']}." if e.get("overlap_ratio") else "")
+                  + (f" Query vector given, with vs without the instruction-topic reading (p50): "
+                     f"x{e['topics_ratio']}." if e.get("topics_ratio") else ""), ""]
         lines.append(md_table(["what", "p50 ms", "p95 ms", "thread CPU p50 ms"],
                               [[name, s["p50_ms"], s["p95_ms"], s["thread_cpu_p50_ms"]]
                                for name, s in lat.items()]))
