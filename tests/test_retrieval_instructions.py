@@ -24,6 +24,8 @@ from memoryd.retrieval.relevance import DEFAULT_MODEL, CandidateFeatures
     ("User: never suggest paid tools whenever I ask you for writing aids!", "writing aids"),
     ("Please use metric units if I'm asking about recipes, please", "recipes"),
     ("Every time I request a code review, check the error handling first", "a code review"),
+    ("Use tabs whenever I ask you to write Python.", "write Python"),
+    ("When I ask about the budget, always give totals in euros.", "the budget"),
 ])
 def test_the_topic_of_a_conditional_instruction(text: str, topic: str) -> None:
     assert instruction_topic(text) == topic
@@ -32,6 +34,9 @@ def test_the_topic_of_a_conditional_instruction(text: str, topic: str) -> None:
 @pytest.mark.parametrize("text", [
     "Always include version numbers in the changelog.",          # no condition
     "I went hiking when I was in Spain.",
+    "When I talk to my mom, she always smiles.",                 # chit-chat, not an instruction
+    "My dad gets mad when I ask him for money.",                  # asked of someone else
+    "I always feel calm when I talk about painting.",
     "The assistant formats dates when you ask about deadlines.",  # not the speaker's own asking
     "When I ask about it.",                                       # a topic too short to mean anything
     "",

@@ -9,7 +9,10 @@ read path compares it with the query (the cosine of the two embeddings) and the 
 model adds that evidence (``RelevanceModel.instruction_weight``). Memories without such a
 condition are scored exactly as before.
 
-English only, one regular expression over the start of the memory, no model.
+Only what the speaker asks *of the assistant* counts ("when I ask (you) about / for Y", "when I
+ask you to Y", "when I request Y"): "when I talk to my mom, …" or "when I ask him for money"
+in a chat between friends states no instruction. English only, one regular expression over
+the start of the memory, no model.
 
     >>> instruction_topic("Always use APA 7th edition citation style when I ask about formatting references.")
     'formatting references'
@@ -34,9 +37,11 @@ __all__ = ["SCAN_CHARS", "instruction_topic"]
 SCAN_CHARS = 400
 
 _CONDITION = re.compile(
-    r"\b(?:when(?:ever)?|if|each time|every time)\s+I(?:'m|\s+am)?\s+"
-    r"(?:ask|asking|inquire|inquiring|request|requesting|want to know|talk|talking)"
-    r"(?:\s+you)?(?:\s+(?:about|for|regarding|on))?\s+"
+    r"\b(?:when(?:ever)?|if|each time|every time)\s+I(?:'m|\s+am)?\s+(?:"
+    # "ask (you) about / for / regarding / on Y", "ask you (to) Y": asked of the assistant
+    r"(?:ask|asking|inquire|inquiring)(?:\s+you)?\s+(?:about|for|regarding|on)\s+|"
+    r"(?:ask|asking)\s+you\s+(?:to\s+)?|"
+    r"(?:request|requesting|want to know)\s+(?:about\s+)?)"
     r"(?!(?:about|for|regarding|on)\b)(?P<topic>[^.?!;\n]{3,160})",
     re.IGNORECASE,
 )

@@ -211,7 +211,7 @@ def _sigmoid(z: float) -> float:
 #: 0, 0.1, ..., 0.5 by ranking, the weight by log loss; bench/recall/instructions.py), so they
 #: change nothing for memories that state no conditional instruction.
 DEFAULT_MODEL = RelevanceModel(intercept=-6.6983, weights=(5.2309, 2.114, 0.0, 0.2173, 3.0322),
-                               instruction_weight=3.8629, instruction_floor=0.1)
+                               instruction_weight=3.8648, instruction_floor=0.1)
 
 #: The recall threshold. BEAM marks one to a few evidence messages per question among many
 #: on the same topic, so probabilities of true hits are low (median best evidence ~0.2).
