@@ -72,8 +72,8 @@ def section(res: dict[str, Any], queries: list[Query], indexes: dict[int, dict[s
             corpora: dict[int, Corpus], table: VectorTable, user_queries: list[Query],
             user_indexes: dict[int, dict[str, TermIndex]], user_corpora: dict[int, Corpus]
             ) -> dict[str, Any]:
-    """Fit the weight per half (and on all), score both rankings, and record the fitted weights
-    in ``res`` so that the Engine.search section and ``--refit`` use them."""
+    """Fit floor and weight per half (and on all), score both rankings, and record the fitted
+    constants in ``res`` so that the Engine.search section and ``--refit`` use them."""
     topics, user_topics = topics_of(corpora), topics_of(user_corpora)
     table.ensure(sorted({t for m in topics.values() for t in m.values()}), "instruction topics")
     fitted = res["models"][SHIPPED_MODEL]["halves"]
