@@ -163,3 +163,16 @@ def test_without_a_query_vector_or_topic_vectors_the_reading_is_zero(store) -> N
     assert topic_cosines(ctx, memory_ids, None) == [0.0, 0.0, 0.0]  # keyword search, no model yet
     down = SimpleNamespace(store=mem.store, embedder=_Down())
     assert topic_cosines(down, memory_ids, query) == [0.0, 0.0, 0.0]
+
+
+def test_the_near_tie_reorder_cannot_carry_an_instruction_past_the_best_direct_hit(
+        store, monkeypatch) -> None:
+    # A request lifts standing instructions by preference_margin in the near-tie reorder; the
+    # topic lift leaves the instruction that far below the best direct hit, so it stays below.
+    mem, ids = store
+    monkeypatch.setattr(relevance, "DEFAULT_MODEL", replace(DEFAULT_MODEL, instruction_weight=100.0))
+    hits = mem.search("Can you tell me when my meeting at the library is?", 3,
+                      associations=False, record_access=False)
+    order = [h.memory.id for h in hits]
+    assert order[0] == ids["The library closes at eight on weekdays"]
+    assert ids["instruction"] in order[1:]  # lifted: fourth of seven without the topic reading
