@@ -14,7 +14,10 @@ all variants alike; 10 warm-up queries are not counted. Measured:
   inside FTS5, then joined and filtered; PostgreSQL: ``ts_rank`` over every match), as a ratio;
 - vector candidates (pool 50), and the evidence each side needs from the other
   (``term_frequencies`` of the vector candidates, ``cosines`` of the keyword candidates);
-- ``Engine.search(q, 10)`` with a given query vector, and end to end with the query embedded.
+- ``Engine.search(q, 10)`` with a given query vector, and end to end with the query embedded;
+- two steps as they were, in the same run as ratios: the vector side after the keyword side
+  on the caller's thread (now on a worker alongside it), and the keyword statement reading
+  the chosen memories' query-term counts by a join (now by key lookups).
 
 Writes bench/results/search_ranking.{json,md}.
 """
@@ -103,7 +106,12 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
             lambda i: _without_topics(lambda: mem.search(queries[i], 10, query_vector=qvecs[i],
                                                          record_access=False)),
         "query embedding": lambda i: embedder.embed([queries[i]]),
+        "keyword candidates, query-term counts by join (before)": lambda i: _counts_by_join(
+            lambda: store.keyword_candidates(terms[i], f, now=now, limit=50, k1=s.bm25_k1,
+                                             b=s.bm25_b)),
         "Engine.search end to end": lambda i: mem.search(queries[i], 10, record_access=False),
+        "Engine.search end to end, vector side after the keyword side (before)":
+            lambda i: _sides_in_turn(lambda: mem.search(queries[i], 10, record_access=False)),
         "Engine.search end to end, query embedded first (no overlap)": lambda i: mem.search(
             queries[i], 10, query_vector=embedder.embed([queries[i]])[0], record_access=False),
     }
@@ -119,6 +127,51 @@ def _without_topics(search: Callable[[], Any]) -> Any:
         return search()
     finally:
         candidates.topic_cosines = shipped
+
+
+class _InTurn:
+    """A stand-in for the vector-side pool: the job runs when its result is asked for, i.e.
+    on the caller's thread after the keyword side (the read path before the sides overlapped)."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        class Deferred:
+            def result(self) -> Any:
+                return fn(*args)
+
+        return Deferred()
+
+
+def _sides_in_turn(search: Callable[[], Any]) -> Any:
+    """``search()`` with the vector side run after the keyword side on the same thread."""
+    from memoryd.engine import candidates
+
+    shipped = candidates.workers.pool
+    candidates.workers.pool = lambda name: _InTurn() if name == "vector-side" else shipped(name)
+    try:
+        return search()
+    finally:
+        candidates.workers.pool = shipped
+
+
+def _counts_by_join(call: Callable[[], Any]) -> Any:
+    """``call()`` with the keyword statement's last step as it was: the chosen memories'
+    query-term counts by a join over their terms instead of one key lookup per pair."""
+    from memoryd.store import postgres_search, sqlite_search, terms
+
+    def joined(query, where, mark, **kwargs):
+        sql = terms.candidates_sql(query, where, mark, **kwargs)
+        head = sql[: sql.index(" SELECT p.id, p.length")]
+        return (head + " SELECT p.id, p.length, p.score, q.term, mt.tf FROM picked p "
+                "JOIN memory_terms mt ON mt.memory_rowid = p.r JOIN q ON q.term = mt.term")
+
+    modules = (sqlite_search, postgres_search)
+    for module in modules:
+        module.candidates_sql = joined
+    try:
+        return call()
+    finally:
+        for module in modules:
+            module.candidates_sql = terms.candidates_sql
 
 
 def measure(calls: dict[str, Callable[[int], Any]], n: int, warmup: int = 10) -> dict[str, Any]:
@@ -196,6 +249,14 @@ def run_one(backend: str, n: int, per_set: int, embedder, pg_base: str | None,
         "Engine.search, query vector given",
         "Engine.search, query vector given, without instruction topics"))
     out["topics_ratio"] = round(with_ / without, 3) if without else None
+    for key, (now_, before) in {
+        "sides_ratio": ("Engine.search end to end",
+                        "Engine.search end to end, vector side after the keyword side (before)"),
+        "lookups_ratio": ("keyword candidates, memoryd BM25 (pool 50)",
+                          "keyword candidates, query-term counts by join (before)"),
+    }.items():
+        a, b = (out["latency"][k]["p50_ms"] for k in (now_, before))
+        out[key] = round(a / b, 3) if b else None
     return out
 
 
@@ -221,7 +282,12 @@ def render(r: dict[str, Any]) -> str:
                   + (f" End to end with the query embedded while the keyword side runs vs embedded "
                      f"first (p50): x{e['overlap_ratio']}." if e.get("overlap_ratio") else "")
                   + (f" Query vector given, with vs without the instruction-topic reading (p50): "
-                     f"x{e['topics_ratio']}." if e.get("topics_ratio") else ""), ""]
+                     f"x{e['topics_ratio']}." if e.get("topics_ratio") else "")
+                  + (f" End to end, the vector side on a worker alongside the keyword side vs "
+                     f"after it (p50): x{e['sides_ratio']}." if e.get("sides_ratio") else "")
+                  + (f" Keyword candidates, query-term counts of the chosen memories by key "
+                     f"lookups vs by join (p50): x{e['lookups_ratio']}."
+                     if e.get("lookups_ratio") else ""), ""]
         lines.append(md_table(["what", "p50 ms", "p95 ms", "thread CPU p50 ms"],
                               [[name, s["p50_ms"], s["p95_ms"], s["thread_cpu_p50_ms"]]
                                for name, s in lat.items()]))

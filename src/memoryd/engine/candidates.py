@@ -14,14 +14,16 @@ same in every case.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Callable, Literal
 
 import numpy as np
 
+from memoryd.engine import workers
 from memoryd.engine.context import EngineContext
 from memoryd.engine.instruction_topics import topic_cosines
 from memoryd.models import KeywordHit, SearchFilters, SearchHit, VectorHit
-from memoryd.retrieval.bm25 import Candidate, CorpusStats
+from memoryd.retrieval.bm25 import Candidate, CorpusStats, KeywordPool
 from memoryd.retrieval.fusion import reciprocal_rank_fusion
 from memoryd.retrieval.relevance import ScoredCandidate, relevance_scores
 
@@ -47,35 +49,50 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
     """The best ``pool`` of each side the mode uses, each described by both sides (without a
     query vector, keyword-mode only: the keyword candidates without their cosines).
 
-    ``query_vector`` is asked for after the keyword side has run, so that the query can be
-    embedded meanwhile (:mod:`memoryd.engine.query_vector`).
+    The vector side (waiting for ``query_vector``, the nearest memories and their term
+    counts) runs on a worker while the keyword side runs here, so that the query can be
+    embedded and the two sides searched meanwhile (:mod:`memoryd.engine.query_vector`).
     """
     settings, now = ctx.settings, ctx.clock()
+    vector_side = (workers.pool("vector-side").submit(
+        _vector_side, ctx, terms, query_vector, filters, now, pool)
+        if mode != "keyword" else None)
     keyword = (ctx.store.keyword_candidates(terms, filters, now=now, limit=pool,
                                             k1=settings.bm25_k1, b=settings.bm25_b)
                if mode != "vector" else None)
-    vector = query_vector()
-    if vector is None and mode != "keyword":
-        raise ValueError("a search other than keyword mode needs the query vector")
-    nearest = (ctx.store.vector_search(vector, filters, now=now, limit=pool)
-               if mode != "keyword" else [])
+    if vector_side is not None:
+        vector, nearest, counted = vector_side.result()
+    else:
+        vector, nearest, counted = query_vector(), [], None
     found = keyword.candidates if keyword is not None else []
     keyword_ids = {c.memory_id for c in found}
-    extra = ctx.store.term_frequencies(
-        [h.memory_id for h in nearest if h.memory_id not in keyword_ids], terms)
+    extra = [c for c in counted.candidates if c.memory_id not in keyword_ids] if counted else []
     cosines = {h.memory_id: h.similarity for h in nearest}
     unseen = [c.memory_id for c in found if c.memory_id not in cosines]
     if unseen and vector is not None:
         cosines.update(ctx.store.cosines(unseen, vector))
     return Evidence(
         terms=terms,
-        stats=keyword.stats if keyword is not None else extra.stats,
-        candidates=[*found, *extra.candidates],
+        stats=keyword.stats if keyword is not None else counted.stats,  # type: ignore[union-attr]
+        candidates=[*found, *extra],
         cosines=cosines,
         keyword_rank={c.memory_id: i for i, c in enumerate(found, start=1)},
         vector_rank={h.memory_id: i for i, h in enumerate(nearest, start=1)},
         query_vector=vector,
     )
+
+
+def _vector_side(ctx: EngineContext, terms: list[str],
+                 query_vector: Callable[[], np.ndarray | None], filters: SearchFilters,
+                 now: datetime, pool: int) -> tuple[np.ndarray, list[VectorHit], KeywordPool]:
+    """The query vector, its ``pool`` nearest memories and their counts of ``terms`` (all of
+    them: which are keyword candidates too is not known yet, and counting a few more costs
+    less than waiting)."""
+    vector = query_vector()
+    if vector is None:
+        raise ValueError("a search other than keyword mode needs the query vector")
+    nearest = ctx.store.vector_search(vector, filters, now=now, limit=pool)
+    return vector, nearest, ctx.store.term_frequencies([h.memory_id for h in nearest], terms)
 
 
 def score(ctx: EngineContext, evidence: Evidence, room: float = 0.0) -> list[ScoredCandidate]:

@@ -10,27 +10,12 @@ SQLite at 100k, x0.84 on PostgreSQL).
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import numpy as np
 
 from memoryd.embed import Embedder
-
-_lock = threading.Lock()
-_pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): a forked child makes its own
-
-
-def _workers() -> ThreadPoolExecutor:
-    global _pool
-    with _lock:
-        if _pool is None or _pool[0] != os.getpid():
-            # Concurrent searches (a server's request threads) embed at once up to one per
-            # core; more would only wait for a core.
-            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1),
-                                                     thread_name_prefix="memoryd-query-vector"))
-        return _pool[1]
+from memoryd.engine.workers import pool
 
 
 class QueryVector:
@@ -47,7 +32,7 @@ class QueryVector:
         """``given`` if there is one; otherwise start embedding ``query`` when ``embed``."""
         if given is not None or not embed:
             return cls(given)
-        return cls(None, _workers().submit(lambda: embedder.embed([query])[0]))
+        return cls(None, pool("query-vector").submit(lambda: embedder.embed([query])[0]))
 
     def get(self) -> np.ndarray | None:
         """The vector (waiting for it if it is being computed), or None if not wanted."""

@@ -1,0 +1,99 @@
+"""The two sides of a search run at once, and many searches run at once.
+
+A search scores its keyword candidates on the caller's thread while a worker embeds the
+query and searches the vector side (memoryd.engine.candidates.gather). On both backends:
+the vector side really runs on a worker, and searches from many threads at once (more than
+there are workers) each return exactly what the same search returns alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Iterator
+
+import pytest
+
+from memoryd.engine import Engine
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+FACTS = [
+    "Deploys go out on Tuesdays after standup",
+    "The staging database is refreshed from production every Sunday night",
+    "Alice owns the billing service and reviews its pull requests",
+    "We chose PostgreSQL with pgvector for the shared team memory",
+    "The user prefers TypeScript over JavaScript for frontend work",
+    "Green tea in the afternoon, coffee only before noon",
+    "The nightly backup failed twice last week with a full disk",
+    "Rate limits are enforced with a token bucket per API key",
+    "The mobile app release train leaves every second Thursday",
+    "Bob is on call for the payments team this month",
+    "Flaky integration tests are quarantined, not deleted",
+    "The design review for the search page is on Friday",
+]
+QUERIES = ["when do we ship?", "who reviews billing changes", "database for the team memory",
+           "what does the user drink", "backup problems", "how are API keys throttled",
+           "mobile release schedule", "who is on call", "TypeScript", "search page review"]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def engine(request, shared_embedder, tmp_path_factory) -> Iterator[Engine]:
+    import memoryd
+    from conftest import clean_memoryd_env
+
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('threads') / 'm.db'}"
+    else:
+        url = request.getfixturevalue("pg_server").create_database()
+    patch = clean_memoryd_env()
+    try:
+        mem = memoryd.open(url, embedder=shared_embedder, clock=lambda: T0)
+    finally:
+        patch.undo()
+    mem.add_many([{"content": text} for text in FACTS])
+    yield mem
+    mem.close()
+
+
+def ranking(mem: Engine, query: str) -> list[tuple[str, float]]:
+    return [(h.memory.id, round(h.score, 9))
+            for h in mem.search(query, 5, record_access=False)]
+
+
+def test_the_vector_side_runs_on_a_worker(engine: Engine, monkeypatch) -> None:
+    seen: dict[str, str] = {}
+    store = engine.store
+    vector_search, keyword_candidates = store.vector_search, store.keyword_candidates
+
+    def spy(name, method):
+        def call(*args, **kwargs):
+            seen[name] = threading.current_thread().name
+            return method(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(store, "vector_search", spy("vector", vector_search))
+    monkeypatch.setattr(store, "keyword_candidates", spy("keyword", keyword_candidates))
+    hits = engine.search("which day do deploys go out?", 3, record_access=False)
+    assert hits[0].memory.content.startswith("Deploys")
+    assert seen["keyword"] == threading.current_thread().name
+    assert seen["vector"].startswith("memoryd-vector-side")
+
+
+def test_concurrent_searches_rank_as_alone(engine: Engine) -> None:
+    alone = {q: ranking(engine, q) for q in QUERIES}
+    assert all(alone.values())
+    # 8 threads against worker pools of max(2, cores): searches queue for workers.
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        together = list(pool.map(lambda q: (q, ranking(engine, q)), QUERIES * 4))
+    for query, got in together:
+        assert got == alone[query], query
+
+
+def test_keyword_and_vector_modes_still_run_one_side(engine: Engine) -> None:
+    keyword = engine.search("token bucket", 3, mode="keyword", record_access=False)
+    vector = engine.search("how are API keys throttled", 3, mode="vector", record_access=False)
+    assert keyword[0].memory.content.startswith("Rate limits")
+    assert vector[0].memory.content.startswith("Rate limits")
+    assert keyword[0].semantic_similarity is not None  # the score still reads both sides
+    assert vector[0].keyword_rank is None
