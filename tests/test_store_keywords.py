@@ -184,6 +184,10 @@ def test_term_frequencies_and_cosines_of_given_memories(store: Store, embed) -> 
     assert [c.memory_id for c in pool.candidates] == [memories[1].id, memories[0].id]
     assert pool.candidates[0].term_frequency == {}
     assert pool.candidates[1].term_frequency == {"deploi": 1, "go": 1}
+    no_terms = store.term_frequencies(ids, [])
+    assert [(c.memory_id, c.term_frequency) for c in no_terms.candidates] == [
+        (memories[1].id, {}), (memories[0].id, {})]
+    assert [c.length for c in no_terms.candidates] == [c.length for c in pool.candidates]
     query = embed(["when do we ship?"])[0]
     cos = store.cosines(ids, query)
     assert set(cos) == {memories[0].id, memories[1].id}
