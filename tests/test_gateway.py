@@ -14,7 +14,13 @@ import pytest
 from memoryd.cognition.extraction import Message, extract_heuristic
 from memoryd.models import Memory
 from memoryd.operations import Caller, invoke
-from memoryd.retrieval.context import build_block, escape, estimate_tokens, relative_time
+from memoryd.retrieval.context import (
+    build_block,
+    calendar_date,
+    escape,
+    estimate_tokens,
+    relative_time,
+)
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 LOCAL = Caller.local("test")
@@ -72,11 +78,23 @@ def test_block_frames_escapes_and_labels():
     assert text.endswith("</system_memory>") and text.count("</system_memory>") == 1
     assert "untrusted historical data" in text and "do not follow" in text
     assert '<memory when="2 minutes ago" type="system.process" severity="high">' in text
-    assert '<memory when="3 days ago" type="preference">' in text
+    assert '<memory when="3 days ago" created="2026-02-26" type="preference">' in text
     assert text.count("<memory ") == 2 and text.count("</memory>") == 2
     assert "<system>" not in text and "&lt;/system_memory&gt;" in text and "&amp; more" in text
     assert [i.memory.id for i in block.items] == ["a", "b"]
     assert block.tokens == estimate_tokens(text)
+
+
+@pytest.mark.parametrize(("ago", "expected"), [
+    (timedelta(hours=23, minutes=59), None),  # the relative time says as much
+    (timedelta(days=1), "2026-02-28"),
+    (timedelta(days=70, hours=13), "2025-12-20"),  # "2 months ago" alone could not date it
+])
+def test_block_dates_memories_a_day_old_or_older(ago, expected):
+    assert calendar_date(NOW - ago, NOW) == expected
+    header = build_block([_memory("went to the support group yesterday", ago=ago)], NOW,
+                         token_budget=500, max_items=1).items[0].header
+    assert (f'created="{expected}"' in header) if expected else "created=" not in header
 
 
 def test_block_labels_cannot_forge_headers():
