@@ -109,8 +109,6 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
         "keyword candidates, query-term counts by join (before)": lambda i: _counts_by_join(
             lambda: store.keyword_candidates(terms[i], f, now=now, limit=50, k1=s.bm25_k1,
                                              b=s.bm25_b)),
-        "term counts of the vector candidates, by join (before)": lambda i: _counts_by_join(
-            lambda: store.term_frequencies([m for m in vec[i] if m not in set(kw[i])], terms[i])),
         "Engine.search end to end": lambda i: mem.search(queries[i], 10, record_access=False),
         "Engine.search end to end, vector side after the keyword side (before)":
             lambda i: _sides_in_turn(lambda: mem.search(queries[i], 10, record_access=False)),
@@ -156,31 +154,24 @@ def _sides_in_turn(search: Callable[[], Any]) -> Any:
 
 
 def _counts_by_join(call: Callable[[], Any]) -> Any:
-    """``call()`` with query-term counts read as they were: by a join over the memories'
-    postings instead of one key lookup per memory and term (the keyword statement's last
-    step, and the counts of given memories)."""
+    """``call()`` with the keyword statement's last step as it was: the chosen memories'
+    query-term counts by a join over their terms instead of one key lookup per pair."""
     from memoryd.store import postgres_search, sqlite_search, terms
 
-    def candidates_joined(query, where, mark, **kwargs):
+    def joined(query, where, mark, **kwargs):
         sql = terms.candidates_sql(query, where, mark, **kwargs)
         head = sql[: sql.index(" SELECT p.id, p.length")]
         return (head + " SELECT p.id, p.length, p.score, q.term, mt.tf FROM picked p "
                 "JOIN memory_terms mt ON mt.memory_rowid = p.r JOIN q ON q.term = mt.term")
 
-    def frequencies_joined(words, ids, mark):
-        term_marks = ", ".join([mark] * len(words)) if words else "NULL"
-        return ("SELECT m.id, m.term_count, mt.term, mt.tf FROM memories m LEFT JOIN memory_terms "
-                f"mt ON mt.memory_rowid = m.rowid AND mt.term IN ({term_marks}) "
-                f"WHERE m.id IN ({', '.join([mark] * len(ids))})")
-
     modules = (sqlite_search, postgres_search)
     for module in modules:
-        module.candidates_sql, module.frequencies_sql = candidates_joined, frequencies_joined
+        module.candidates_sql = joined
     try:
         return call()
     finally:
         for module in modules:
-            module.candidates_sql, module.frequencies_sql = terms.candidates_sql, terms.frequencies_sql
+            module.candidates_sql = terms.candidates_sql
 
 
 def measure(calls: dict[str, Callable[[int], Any]], n: int, warmup: int = 10) -> dict[str, Any]:
@@ -263,8 +254,6 @@ def run_one(backend: str, n: int, per_set: int, embedder, pg_base: str | None,
                         "Engine.search end to end, vector side after the keyword side (before)"),
         "lookups_ratio": ("keyword candidates, memoryd BM25 (pool 50)",
                           "keyword candidates, query-term counts by join (before)"),
-        "counts_ratio": ("term counts of the vector candidates",
-                         "term counts of the vector candidates, by join (before)"),
     }.items():
         a, b = (out["latency"][k]["p50_ms"] for k in (now_, before))
         out[key] = round(a / b, 3) if b else None
@@ -298,9 +287,7 @@ def render(r: dict[str, Any]) -> str:
                      f"after it (p50): x{e['sides_ratio']}." if e.get("sides_ratio") else "")
                   + (f" Keyword candidates, query-term counts of the chosen memories by key "
                      f"lookups vs by join (p50): x{e['lookups_ratio']}."
-                     if e.get("lookups_ratio") else "")
-                  + (f" Term counts of the vector candidates, the same two ways (p50): "
-                     f"x{e['counts_ratio']}." if e.get("counts_ratio") else ""), ""]
+                     if e.get("lookups_ratio") else ""), ""]
         lines.append(md_table(["what", "p50 ms", "p95 ms", "thread CPU p50 ms"],
                               [[name, s["p50_ms"], s["p95_ms"], s["thread_cpu_p50_ms"]]
                                for name, s in lat.items()]))

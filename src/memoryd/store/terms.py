@@ -207,20 +207,14 @@ def candidates_sql(query: CandidateQuery, where: str, mark: str, *, first_pass: 
 
 
 def frequencies_sql(terms: Sequence[str], ids: Sequence[str], mark: str) -> str:
-    """(id, length, term, tf) of the given memories for ``terms`` (params: terms, then ids),
-    one row per memory and term, tf NULL when the memory does not hold the term (term NULL
-    too when there are no terms)."""
+    """(id, length, term, tf) of the given memories for ``terms`` (params: terms, then ids);
+    a memory holding none of them gives one row with term NULL."""
+    term_marks = ", ".join([mark] * len(terms)) if terms else "NULL"
     id_marks = ", ".join([mark] * len(ids))
-    if not terms:
-        return f"SELECT m.id, m.term_count, NULL, NULL FROM memories m WHERE m.id IN ({id_marks})"
-    values = ", ".join([f"(CAST({mark} AS TEXT))"] * len(terms))
-    # One key lookup per memory and term: a join let PostgreSQL hash every posting of the
-    # query terms (thousands) to describe a few dozen memories.
     return (
-        f"WITH q (term) AS (VALUES {values}) "
-        "SELECT m.id, m.term_count, q.term, (SELECT mt.tf FROM memory_terms mt "
-        "WHERE mt.term = q.term AND mt.memory_rowid = m.rowid) AS tf "
-        f"FROM memories m CROSS JOIN q WHERE m.id IN ({id_marks})"
+        "SELECT m.id, m.term_count, mt.term, mt.tf FROM memories m "
+        f"LEFT JOIN memory_terms mt ON mt.memory_rowid = m.rowid AND mt.term IN ({term_marks}) "
+        f"WHERE m.id IN ({id_marks})"
     )
 
 
