@@ -371,3 +371,16 @@ def test_health_is_503_when_the_store_is_unusable(shared_embedder, tmp_path, mon
         assert httpx.get(f"{server.url}/readyz").status_code == 503
     finally:
         server.stop()
+
+
+def test_search_and_list_filter_by_speaker(admin: httpx.Client, seeded):
+    for body in ({"content": "I water the ficus every Sunday", "metadata": {"speaker": "Fernanda"}},
+                 {"content": "Gustavo: water a ficus weekly, less in winter"}):
+        assert admin.post("/api/v1/memories", json=body).status_code == 201
+    hits = admin.post("/api/v1/search", json={"query": "ficus watering", "speaker": "fernanda"})
+    assert [h["content"] for h in hits.json()["results"]] == ["I water the ficus every Sunday"]
+    listed = admin.get("/api/v1/memories", params={"speaker": "GUSTAVO"}).json()
+    assert [m["content"] for m in listed["items"]] == [
+        "Gustavo: water a ficus weekly, less in winter"]
+    bad = admin.post("/api/v1/search", json={"query": "ficus", "speaker": " "})
+    assert bad.status_code == 422 and "speaker" in bad.json()["error"]

@@ -306,3 +306,14 @@ def test_every_tool_is_a_registry_operation():
         "kg_ping",
         "tool_domains", "keys_create",
     }
+
+
+def test_search_filters_by_speaker(server, mem):
+    mem.add_many([{"content": "I keep my notes in Obsidian", "metadata": {"role": "user"}},
+                  {"content": "Assistant: Obsidian notes sync well through git"}])
+    found = run(_call(server, "search", {"query": "obsidian notes", "speaker": "user"}))
+    assert [r["content"] for r in found.structured_content["results"]] == [
+        "I keep my notes in Obsidian"]
+    refused = run(_call(server, "search", {"query": "obsidian", "speaker": " "}))
+    assert refused.is_error and "speaker" in refused.content[0].text
+    assert mem.store.count() == 2

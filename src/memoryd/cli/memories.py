@@ -12,6 +12,8 @@ from memoryd.cli.common import console, engine_from, hits_table, memories_table,
 from memoryd.errors import InvalidInput
 from memoryd.models import TIMEFRAMES
 
+SPEAKER_HELP = "Only memories said by user, assistant or a name."
+
 
 def _metadata(raw: Optional[str]) -> dict:
     if not raw:
@@ -85,13 +87,14 @@ def list_memories(
     tags: list[str] = typer.Option([], "--tag"),
     timeframe: Optional[str] = typer.Option(None, help=", ".join(TIMEFRAMES)),
     scope: Optional[str] = typer.Option(None),
+    speaker: Optional[str] = typer.Option(None, help=SPEAKER_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """List memories, newest first."""
     with engine_from(ctx) as mem:
         memories = mem.list(
             limit=limit, offset=offset, node_types=node_type or None, tags=tags or None,
-            timeframe=timeframe, scope=scope,
+            timeframe=timeframe, scope=scope, speaker=speaker,
         )
     if as_json:
         print_json([m.model_dump(mode="json") for m in memories])
@@ -108,6 +111,7 @@ def search(
     node_type: list[str] = typer.Option([], "--type"),
     tags: list[str] = typer.Option([], "--tag"),
     scope: Optional[str] = typer.Option(None),
+    speaker: Optional[str] = typer.Option(None, help=SPEAKER_HELP),
     min_score: Optional[float] = typer.Option(None),
     mmr: bool = typer.Option(False, help="Diversify results (MMR)."),
     as_json: bool = typer.Option(False, "--json"),
@@ -116,7 +120,7 @@ def search(
     with engine_from(ctx) as mem:
         hits = mem.search(
             query, limit, mode=mode, timeframe=timeframe, node_types=node_type or None,
-            tags=tags or None, scope=scope, min_score=min_score, mmr=mmr,
+            tags=tags or None, scope=scope, speaker=speaker, min_score=min_score, mmr=mmr,
         )
         threshold = mem.settings.recall_threshold
     if as_json:

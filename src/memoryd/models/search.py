@@ -44,6 +44,12 @@ class SearchFilters(BaseModel):
     tiers: list[Tier] | None = Field(None, description="Only these tiers (hot, warm, cold).")
     domains: DomainNames | None = Field(None, description="Only memories in any of these "
                                         "domains.")
+    speaker: Label | None = Field(None, description="Only memories said by this party: user "
+                                  "(or human, me), assistant (or ai, bot, agent, model), or a "
+                                  "name, case-insensitive; a name also finds fuller ones "
+                                  "('caroline' finds 'Caroline Smith'). A memory's speaker is "
+                                  "its metadata's speaker, role or author, else a 'Name:' "
+                                  "prefix of its content.")
     include_superseded: bool = Field(False, description="Also memories that were superseded "
                                      "or expired.")
     as_of: UTCDateTime | None = Field(None, description="Time travel: only memories recorded by "
@@ -56,6 +62,8 @@ class SearchFilters(BaseModel):
     def _range(self) -> SearchFilters:
         if self.since and self.until and self.since > self.until:
             raise ValueError("since must not be after until")
+        if self.speaker is not None and not self.speaker.strip():
+            raise ValueError("speaker must name someone")
         return self
 
     def time_bounds(self, now: datetime) -> tuple[datetime | None, datetime | None]:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Callable
 
 from memoryd.models import SearchFilters
+from memoryd.retrieval.speaker import ASSISTANT, USER, normalise
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ def where(filters: SearchFilters, now: datetime, dialect: Dialect) -> tuple[str,
         clause, args = dialect.domains(list(filters.domains))
         clauses.append(clause)
         params.extend(args)
+    if filters.speaker is not None:
+        clause, args = speaker_clause(filters.speaker, mark)
+        clauses.append(clause)
+        params.extend(args)
     if filters.graph is not None:
         clauses.append(dialect.graph_node if filters.graph else f"NOT ({dialect.graph_node})")
     if filters.as_of is not None:
@@ -68,6 +73,24 @@ def where(filters: SearchFilters, now: datetime, dialect: Dialect) -> tuple[str,
         clauses.append(f"m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > {mark})")
         params.append(dialect.time(now))
     return (" AND ".join(clauses) or dialect.true), params
+
+
+def speaker_clause(asked: str, mark: str) -> tuple[str, list[Any]]:
+    """Memories said by ``asked`` (``memories.speaker``, case-folded when written): the user
+    or the assistant by any of their aliases, or a name, matching every speaker whose name
+    holds all its words ("caroline" finds "caroline smith")."""
+    party = normalise(asked)
+    if party in (USER, ASSISTANT):
+        return f"m.speaker = {mark}", [party]
+    words = party.split()
+    tests = " AND ".join([f"(' ' || m.speaker || ' ') LIKE {mark} ESCAPE '!'"] * len(words))
+    return (f"(m.speaker NOT IN ('{USER}', '{ASSISTANT}') AND {tests})",
+            [f"% {_like_literal(w)} %" for w in words])
+
+
+def _like_literal(text: str) -> str:
+    """``text`` matched literally by LIKE with ``ESCAPE '!'``."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
 # Time travel: recorded by then, valid then; a later supersession does not hide it.

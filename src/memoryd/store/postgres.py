@@ -67,7 +67,7 @@ from memoryd.store.postgres_rows import PostgresRows
 from memoryd.store.postgres_search import PostgresSearch
 from memoryd.store.postgres_work import PostgresWorkTables
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
-from memoryd.store.terms import TEXT_FIELDS, TermChanges, apply_changes
+from memoryd.store.terms import INDEXED_FIELDS, TermChanges, apply_changes
 
 _EXTRA_PARAMS = ("schema", "pool_min", "pool_max")
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
@@ -286,7 +286,7 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
                                       (ids,)).fetchall())
             keywords = TermChanges()
             for m in out:
-                keywords.add(rowids[m.id], m.content, m.summary, m.tags)
+                keywords.add(rowids[m.id], m.content, m.summary, m.tags, m.metadata)
             apply_changes(cur, "%s", keywords)
         return out
 
@@ -309,7 +309,7 @@ class PostgresStore(PostgresHistory, PostgresSearch, PostgresRows, PostgresAuxTa
             seq = self._record(cur, change.memory_id, change.operation, actor,
                                policy.update_details(before, change),
                                content=policy.content_after(before, change))
-            if TEXT_FIELDS & change.fields.keys():
+            if INDEXED_FIELDS & change.fields.keys():
                 keywords = TermChanges()
                 keywords.update(cur, "%s", self._rowid(cur, change.memory_id), before,
                                 change.fields)

@@ -432,3 +432,26 @@ def m010_covering_term_index(cur: psycopg.Cursor[Any]) -> None:
             ADD CONSTRAINT memory_terms_pkey PRIMARY KEY (term, memory_rowid) INCLUDE (tf, length);
         """
     )
+
+
+def m011_speakers(cur: psycopg.Cursor[Any]) -> None:
+    """Who said each memory (``memories.speaker``, see :mod:`memoryd.store.terms`), for the
+    ``speaker`` search filter; filled for every memory already stored."""
+    cur.execute(
+        """
+        ALTER TABLE memories ADD COLUMN speaker text;
+        CREATE INDEX memories_speaker ON memories (speaker) WHERE speaker IS NOT NULL;
+        """
+    )
+
+    def batches() -> Iterator[list[tuple[int, str, dict[str, Any]]]]:
+        last = 0
+        while True:
+            rows = cur.execute("SELECT rowid, content, metadata FROM memories WHERE rowid > %s "
+                               "ORDER BY rowid LIMIT 1000", (last,)).fetchall()
+            if not rows:
+                return
+            yield [(r[0], r[1], dict(r[2] or {})) for r in rows]
+            last = rows[-1][0]
+
+    terms.fill_speakers(cur, "%s", batches())

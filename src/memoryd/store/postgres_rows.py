@@ -65,7 +65,8 @@ def _index_memories(cur: psycopg.Cursor[Any], rows: list[dict[str, Any]]) -> Non
                               ([r["id"] for r in rows],)).fetchall())
     keywords = TermChanges()
     for row in rows:
-        keywords.add(rowids[row["id"]], row["content"], row.get("summary"), row.get("tags"))
+        keywords.add(rowids[row["id"]], row["content"], row.get("summary"), row.get("tags"),
+                     row.get("metadata") or {})
     apply_changes(cur, "%s", keywords)
 
 

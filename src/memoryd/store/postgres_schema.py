@@ -36,6 +36,7 @@ from memoryd.store.postgres_migrations import (  # noqa: F401 - APP_MARKER re-ex
     m008_tasks_waits,
     m009_domains,
     m010_covering_term_index,
+    m011_speakers,
 )
 from memoryd.store.postgres_vectors import ensure_vector_extension
 
@@ -60,6 +61,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (8, "tasks_waits", m008_tasks_waits),
     (9, "domains", m009_domains),
     (10, "covering_term_index", m010_covering_term_index),
+    (11, "speakers", m011_speakers),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

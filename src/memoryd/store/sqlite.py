@@ -281,7 +281,7 @@ class SQLiteStore(SQLiteSearch, SQLiteAuxTables, SQLiteWorkTables, SQLiteDomains
                     raise StoreError(f"memory {memory.id} already exists") from exc
                 conn.executemany("INSERT INTO memory_tags (memory_rowid, tag) VALUES (?, ?)",
                                  [(rowid, tag) for tag in memory.tags])
-                keywords.add(rowid, memory.content, memory.summary, memory.tags)
+                keywords.add(rowid, memory.content, memory.summary, memory.tags, memory.metadata)
                 if vectors is not None:
                     blob = np.asarray(vectors[i], dtype=np.float32).tobytes()
                     conn.execute(_UPSERT_VECTOR, (rowid, model, dims, blob, seq))

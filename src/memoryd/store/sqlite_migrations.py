@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Iterator
+from typing import Any, Iterator
 
 from memoryd import ledger
 from memoryd.store import terms
@@ -428,3 +428,27 @@ def m007_domains(conn: sqlite3.Connection) -> None:
         SELECT j.value, m.rowid FROM memories m, json_each(m.domains) j;
         """,
     )
+
+
+def m008_speakers(conn: sqlite3.Connection) -> None:
+    """Who said each memory (``memories.speaker``, see :mod:`memoryd.store.terms`), for the
+    ``speaker`` search filter; filled for every memory already stored."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE memories ADD COLUMN speaker TEXT;
+        CREATE INDEX idx_memories_speaker ON memories (speaker) WHERE speaker IS NOT NULL;
+        """,
+    )
+
+    def batches() -> Iterator[list[tuple[int, str, dict[str, Any]]]]:
+        last = 0
+        while True:
+            rows = conn.execute("SELECT rowid, content, metadata FROM memories WHERE rowid > ? "
+                                "ORDER BY rowid LIMIT 1000", (last,)).fetchall()
+            if not rows:
+                return
+            yield [(r[0], r[1], json.loads(r[2] or "{}")) for r in rows]
+            last = rows[-1][0]
+
+    terms.fill_speakers(conn, "?", batches())

@@ -163,7 +163,8 @@ class SQLiteRows:
                     continue
                 inserted += 1
                 rowid = cur.lastrowid
-                keywords.add(rowid, row["content"], row.get("summary"), row.get("tags"))
+                keywords.add(rowid, row["content"], row.get("summary"), row.get("tags"),
+                             row.get("metadata") or {})
                 conn.executemany(
                     "INSERT INTO memory_tags (memory_rowid, tag) VALUES (?, ?)",
                     [(rowid, tag) for tag in row.get("tags") or []],

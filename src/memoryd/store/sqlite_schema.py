@@ -21,6 +21,7 @@ from memoryd.store.sqlite_migrations import (  # noqa: F401 - APP_MARKER re-expo
     m005_knowledge_graphs,
     m006_tasks_waits,
     m007_domains,
+    m008_speakers,
 )
 
 # Versions are assigned per capability; a gap is a migration another part of memoryd owns.
@@ -32,6 +33,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (5, "knowledge_graphs", m005_knowledge_graphs),
     (6, "tasks_waits", m006_tasks_waits),
     (7, "domains", m007_domains),
+    (8, "speakers", m008_speakers),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

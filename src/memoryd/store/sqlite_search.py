@@ -230,7 +230,7 @@ def _is_selective(filters: SearchFilters) -> bool:
     return any(
         getattr(filters, name)
         for name in ("since", "until", "node_types", "categories", "tags", "scope", "agent_id",
-                     "session_id", "domains")
+                     "session_id", "domains", "speaker")
     )
 
 

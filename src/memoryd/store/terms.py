@@ -11,7 +11,10 @@ memory it describes:
   term count) repeated, so that scoring reads this one table;
 - ``term_stats(term, df)``: how many memories hold each term (a term nobody holds has no row);
 - ``term_totals``: one row (``id = 1``) with the number of memories and the sum of lengths;
-- ``memories.term_count``: the memory's length.
+- ``memories.term_count``: the memory's length;
+- ``memories.speaker``: who said the memory (:func:`memoryd.retrieval.speaker.memory_speaker`
+  of its content and metadata: ``user``, ``assistant`` or a case-folded name; NULL when it
+  names none), which the ``speaker`` search filter reads.
 
 A backend describes each write with a :class:`TermChanges` ("this memory now holds this
 text", "this memory's terms go") and calls :func:`apply_changes` before its transaction
@@ -22,12 +25,13 @@ sqlite3 connection or a psycopg cursor (both have ``execute`` and ``executemany`
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.models import Memory
 from memoryd.retrieval.bm25 import Bm25Parameters, Candidate, CorpusStats
+from memoryd.retrieval.speaker import memory_speaker
 from memoryd.retrieval.tokens import term_counts
 
 #: Recorded in the store's meta table: a different tokenizer needs the index rebuilt.
@@ -37,6 +41,8 @@ TOKENIZER_ID = "porter-unicode61-v1"
 FIRST_PASS = 200
 #: The fields whose text a memory is found by.
 TEXT_FIELDS = frozenset({"content", "summary", "tags"})
+#: The fields whose change touches the index: the text, and the metadata naming the speaker.
+INDEXED_FIELDS = TEXT_FIELDS | {"metadata"}
 
 
 def keyword_text(content: str, summary: str | None, tags: Sequence[str] | None) -> str:
@@ -54,10 +60,12 @@ class TermChanges:
     df: Counter[str] = field(default_factory=Counter)
     documents: int = 0
     total_terms: int = 0
+    speakers: list[tuple[str | None, int]] = field(default_factory=list)  # (speaker, rowid)
 
-    def add(self, rowid: int, content: str, summary: str | None,
-            tags: Sequence[str] | None) -> None:
-        """The memory at ``rowid`` (new, or just cleared) holds this text."""
+    def add(self, rowid: int, content: str, summary: str | None, tags: Sequence[str] | None,
+            metadata: Mapping[str, Any] | None) -> None:
+        """The memory at ``rowid`` (new, or just cleared) holds this text and metadata
+        (``None``: leave its speaker as it is, for a rebuild of the terms alone)."""
         counts = term_counts(keyword_text(content, summary, tags))
         length = sum(counts.values())
         self.postings.extend((term, rowid, tf, length) for term, tf in counts.items())
@@ -65,6 +73,11 @@ class TermChanges:
         self.df.update(counts.keys())
         self.documents += 1
         self.total_terms += length
+        if metadata is not None:
+            speaker = memory_speaker(content, metadata)
+            # A new memory's speaker is NULL already; a re-indexed one may have lost it.
+            if speaker is not None or rowid in self.cleared:
+                self.speakers.append((speaker, rowid))
 
     def remove(self, rowid: int, terms: Iterable[str], length: int) -> None:
         """The memory at ``rowid`` no longer holds ``terms`` (its postings) of ``length``."""
@@ -80,12 +93,16 @@ class TermChanges:
 
     def update(self, db: Any, mark: str, rowid: int, before: Memory,
                fields: dict[str, Any]) -> None:
-        """An update of ``before`` setting ``fields``: re-index it if its text changes."""
-        if not TEXT_FIELDS & fields.keys():
-            return
-        self.remove_held(db, mark, rowid)
-        self.add(rowid, fields.get("content", before.content),
-                 fields.get("summary", before.summary), fields.get("tags", before.tags))
+        """An update of ``before`` setting ``fields``: re-index it if its text changes, read
+        its speaker again if its content or metadata does."""
+        metadata = fields.get("metadata", before.metadata)
+        if TEXT_FIELDS & fields.keys():
+            self.remove_held(db, mark, rowid)
+            self.add(rowid, fields.get("content", before.content),
+                     fields.get("summary", before.summary), fields.get("tags", before.tags),
+                     metadata)
+        elif "metadata" in fields:
+            self.speakers.append((memory_speaker(before.content, metadata), rowid))
 
 
 def held_terms(db: Any, mark: str, rowid: int) -> tuple[list[str], int]:
@@ -107,6 +124,9 @@ def apply_changes(db: Any, mark: str, changes: TermChanges) -> None:
     if changes.lengths:
         db.executemany(f"UPDATE memories SET term_count = {mark} WHERE rowid = {mark}",
                        changes.lengths)
+    if changes.speakers:
+        db.executemany(f"UPDATE memories SET speaker = {mark} WHERE rowid = {mark}",
+                       changes.speakers)
     deltas = [(term, d) for term, d in changes.df.items() if d]
     if deltas:
         db.executemany(f"INSERT INTO term_stats (term, df) VALUES ({mark}, {mark}) "
@@ -129,17 +149,31 @@ def clear_index(db: Any) -> None:
 
 def rebuild_index(db: Any, mark: str,
                   batches: Iterable[list[tuple[int, str, str | None, Sequence[str] | None]]]) -> int:
-    """Build the index anew from (rowid, content, summary, tags) batches; returns how many
-    memories it holds."""
+    """Build the term index anew from (rowid, content, summary, tags) batches (speakers are
+    left as they are); returns how many memories it holds."""
     clear_index(db)
     count = 0
     for batch in batches:
         changes = TermChanges()
         for rowid, content, summary, tags in batch:
-            changes.add(rowid, content, summary, tags)
+            changes.add(rowid, content, summary, tags, None)
         apply_changes(db, mark, changes)
         count += len(batch)
     return count
+
+
+def fill_speakers(db: Any, mark: str,
+                  batches: Iterable[list[tuple[int, str, Mapping[str, Any]]]]) -> int:
+    """Set ``memories.speaker`` from (rowid, content, metadata) batches (a migration's
+    backfill); returns how many memories name a speaker."""
+    named = 0
+    for batch in batches:
+        pairs = [(speaker, rowid) for rowid, content, metadata in batch
+                 if (speaker := memory_speaker(content, metadata)) is not None]
+        if pairs:
+            db.executemany(f"UPDATE memories SET speaker = {mark} WHERE rowid = {mark}", pairs)
+        named += len(pairs)
+    return named
 
 
 # --------------------------------------------------------------------------- reading

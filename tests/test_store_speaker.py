@@ -1,0 +1,197 @@
+"""The ``speaker`` filter: who said a memory, kept beside it on every write path, on both
+backends (``store`` fixture), filled for stores written before it (SQLite m008, PostgreSQL
+m011), and reachable through the engine, the CLI and the REST API."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+from pydantic import ValidationError
+
+from memoryd.errors import InvalidFilter
+from memoryd.models import Memory, SchedulingState, SearchFilters
+from memoryd.retrieval.tokens import query_terms
+from memoryd.store import postgres_schema, sqlite_schema
+from memoryd.store.base import Actor, Store
+from memoryd.store.postgres import PostgresStore
+from memoryd.store.sqlite import SQLiteStore
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+ACTOR = Actor("test")
+# key: (content, metadata) -> the speaker memoryd reads
+SAID = {
+    "hike": ("I love hiking on weekends", {"role": "user"}),
+    "bucket": ("Assistant: use a token bucket for the rate limit", {}),
+    "cafe": ("We met at the cafe near the station", {"speaker": "Caroline  Smith"}),
+    "sunrise": ("Melanie: I painted a lake sunrise last year", {}),
+    "deploy": ("Deploys go out on Tuesdays after standup", {}),
+    "human": ("Remind me to water the plants", {"author": "Human"}),
+    "blank": ("Bot: hello there", {"speaker": "  "}),  # a blank speaker falls through
+    "odd": ("100%_off! sale", {"speaker": "Dr. 100%_Off!"}),
+}
+
+
+def make(key: str) -> Memory:
+    content, metadata = SAID[key]
+    return Memory(id=key, content=content, metadata=metadata, created_at=NOW, updated_at=NOW,
+                  state=SchedulingState(last_review=NOW))
+
+
+def said_by(store: Store, speaker: str) -> set[str]:
+    return {m.id for m in store.list(SearchFilters(speaker=speaker), now=NOW, limit=100)}
+
+
+@pytest.fixture
+def filled(store: Store, embed) -> Store:
+    memories = [make(k) for k in SAID]
+    store.insert(memories, embed([m.content for m in memories]), ACTOR)
+    return store
+
+
+@pytest.mark.parametrize(("speaker", "expected"), [
+    ("user", {"hike", "human"}),
+    ("Human", {"hike", "human"}),  # an alias of the user
+    ("me", {"hike", "human"}),
+    ("assistant", {"bucket", "blank"}),
+    ("AI", {"bucket", "blank"}),
+    ("caroline", {"cafe"}),  # a name finds fuller ones
+    ("Caroline Smith", {"cafe"}),
+    ("smith   caroline", {"cafe"}),  # every word, in any order
+    ("carol", set()),  # words, not parts of words
+    ("caroline jones", set()),
+    ("melanie", {"sunrise"}),
+    ("dr. 100%_off!", {"odd"}),  # LIKE's special characters are taken literally
+    ("100%_off!", {"odd"}),
+    ("100%", set()),  # a word, not a pattern
+    ("%", set()),
+])
+def test_the_filter_finds_what_each_party_said(filled: Store, speaker: str,
+                                               expected: set[str]) -> None:
+    assert said_by(filled, speaker) == expected
+
+
+def test_candidates_of_both_sides_honour_the_filter(filled: Store, embed) -> None:
+    only_user = SearchFilters(speaker="user")
+    terms = query_terms("water plants, hiking weekends, token bucket, the cafe")
+    everyone = filled.keyword_candidates(terms, SearchFilters(), now=NOW, limit=10)
+    assert {c.memory_id for c in everyone.candidates} == {"hike", "human", "bucket", "cafe"}
+    keyword = filled.keyword_candidates(terms, only_user, now=NOW, limit=10)
+    assert {c.memory_id for c in keyword.candidates} == {"hike", "human"}
+    nearest = filled.vector_search(embed(["a walk in the hills"])[0], only_user, now=NOW,
+                                   limit=10)
+    assert {h.memory_id for h in nearest} == {"hike", "human"}
+
+
+def test_updates_read_the_speaker_again(filled: Store) -> None:
+    filled.update("cafe", {"metadata": {"speaker": "Bob"}}, ACTOR)  # metadata only
+    filled.update("sunrise", {"content": "I painted a lake sunrise last year"}, ACTOR)
+    filled.update("deploy", {"content": "User: deploys go out on Tuesdays"}, ACTOR)
+    filled.update("hike", {"tags": ["outdoors"]}, ACTOR)  # text, same speaker
+    assert said_by(filled, "caroline") == set()
+    assert said_by(filled, "bob") == {"cafe"}
+    assert said_by(filled, "melanie") == set()
+    assert said_by(filled, "user") == {"hike", "human", "deploy"}
+
+
+def test_imported_rows_carry_their_speaker(filled: Store, store_factory, backend: str,
+                                           shared_embedder) -> None:
+    copy = store_factory(backend, name="copy")
+    copy.set_embedding_model(shared_embedder.model_id, shared_embedder.dims)
+    copy.import_rows("memories", filled.export_rows("memories"))
+    for speaker in ("user", "assistant", "caroline", "melanie"):
+        assert said_by(copy, speaker) == said_by(filled, speaker)
+
+
+def test_an_empty_speaker_is_refused() -> None:
+    with pytest.raises(ValidationError, match="speaker must name someone"):
+        SearchFilters(speaker="  ")
+
+
+def test_the_engine_search_and_list_take_the_filter(mem) -> None:
+    mem.add_many([{"content": c, "metadata": m} for c, m in SAID.values()])
+    hits = mem.search("what did we talk about", 10, speaker="user", record_access=False)
+    assert {h.memory.content for h in hits} == {SAID["hike"][0], SAID["human"][0]}
+    listed = mem.list(speaker="melanie")
+    assert [m.content for m in listed] == [SAID["sunrise"][0]]
+    with pytest.raises(InvalidFilter):
+        mem.search("anything", 3, speaker="")
+
+
+def test_the_cli_takes_the_filter(run_cli) -> None:
+    for content, metadata in SAID.values():
+        run_cli("add", content, "--metadata", json.dumps(metadata))
+    out = run_cli("list", "--speaker", "assistant", "--json")
+    assert {m["content"] for m in json.loads(out.stdout)} == {SAID["bucket"][0], SAID["blank"][0]}
+    out = run_cli("search", "painting", "--speaker", "Melanie", "--json")
+    assert [h["memory"]["content"] for h in json.loads(out.stdout)] == [SAID["sunrise"][0]]
+
+
+# --------------------------------------------------------------------------- older stores
+
+OLD = {key: SAID[key] for key in ("hike", "bucket", "cafe", "deploy")}
+
+
+def test_sqlite_m008_fills_the_speakers_of_an_older_store(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                 "applied_at REAL NOT NULL)")
+    for version, name, apply in sqlite_schema.MIGRATIONS:
+        if version == 8:
+            continue
+        conn.execute("BEGIN")
+        apply(conn)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, 0.0))
+        conn.execute("COMMIT")
+    for i, (key, (content, metadata)) in enumerate(OLD.items(), start=1):
+        conn.execute("INSERT INTO memories (id, content, metadata, node_type, created_at, "
+                     "updated_at, seq) VALUES (?, ?, ?, 'fact', ?, ?, ?)",
+                     (key, content, json.dumps(metadata), NOW.timestamp(), NOW.timestamp(), i))
+    conn.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.schema_version >= 8
+        check_old_speakers(store)
+    finally:
+        store.close()
+
+
+def test_postgres_m011_fills_the_speakers_of_an_older_store(pg_database) -> None:
+    url = pg_database(migrated=False)
+    with psycopg.connect(url, autocommit=True) as conn:
+        ext = postgres_schema.ensure_vector_extension(conn)
+        conn.execute("CREATE SCHEMA memoryd")
+        conn.execute("CREATE TABLE memoryd.schema_migrations (version integer PRIMARY KEY, "
+                     "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        for version, name, apply in postgres_schema.MIGRATIONS:
+            if version == 11:
+                continue
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute(sql.SQL("SET LOCAL search_path TO memoryd, {}").format(
+                    sql.Identifier(ext)))
+                apply(cur)
+                cur.execute("INSERT INTO memoryd.schema_migrations (version, name) "
+                            "VALUES (%s, %s)", (version, name))
+        for i, (key, (content, metadata)) in enumerate(OLD.items(), start=1):
+            conn.execute("INSERT INTO memoryd.memories (id, content, metadata, node_type, "
+                         "created_at, updated_at, seq) VALUES (%s, %s, %s, 'fact', now(), now(), %s)",
+                         (key, content, json.dumps(metadata), i))
+    store = PostgresStore(url)
+    try:
+        assert store.schema_version >= 11
+        check_old_speakers(store)
+    finally:
+        store.close()
+
+
+def check_old_speakers(store: Store) -> None:
+    assert said_by(store, "user") == {"hike"}
+    assert said_by(store, "assistant") == {"bucket"}
+    assert said_by(store, "caroline smith") == {"cafe"}
+
