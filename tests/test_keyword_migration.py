@@ -4,67 +4,38 @@ the target and verifies it against the source's."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
 import psycopg
+from helpers import old_stores as stores
 from helpers.keyword_index import assert_index_matches
-from psycopg import sql
 
 from memoryd.migrate import copy_store
 from memoryd.models import SearchFilters
-from memoryd.store import postgres_schema, sqlite_schema
+from memoryd.store import sqlite_schema
 from memoryd.store.postgres import PostgresStore
 from memoryd.store.sqlite import SQLiteStore
 from memoryd.store.terms import TOKENIZER_ID
 
-NOW_TS = 1_760_000_000.0
 OLD_ROWS = [
-    ("a", "Deploys go out on Tuesdays after standup", None, ["ops"]),
-    ("b", "The cat sat on the mat", "a pet story", []),
-    ("c", "Painting the fence on Tuesday", None, ["chores", "garden"]),
+    {"id": "a", "content": "Deploys go out on Tuesdays after standup", "summary": None,
+     "tags": ["ops"]},
+    {"id": "b", "content": "The cat sat on the mat", "summary": "a pet story", "tags": []},
+    {"id": "c", "content": "Painting the fence on Tuesday", "summary": None,
+     "tags": ["chores", "garden"]},
 ]
 
 
 def old_sqlite_store(path: Path, versions: tuple[int, ...] = (1, 2, 3)) -> None:
     """A store file as memoryd wrote it before m004 (migrations 1-3, unless ``versions`` says
     otherwise) and three memories."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                 "applied_at REAL NOT NULL)")
-    for version, name, apply in sqlite_schema.MIGRATIONS:
-        if version not in versions:
-            continue
-        conn.execute("BEGIN")
-        apply(conn)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, NOW_TS))
-        conn.execute("COMMIT")
-    for i, (mid, content, summary, tags) in enumerate(OLD_ROWS, start=1):
-        conn.execute("INSERT INTO memories (id, content, summary, tags, node_type, created_at, "
-                     "updated_at, seq) VALUES (?, ?, ?, ?, 'fact', ?, ?, ?)",
-                     (mid, content, summary, json.dumps(tags), NOW_TS, NOW_TS, i))
-    conn.close()
+    stores.old_sqlite_store(path, versions, OLD_ROWS)
 
 
 def old_postgres_store(url: str) -> None:
     """A schema as memoryd wrote it before m006: migrations 1-5 and three memories."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        ext = postgres_schema.ensure_vector_extension(conn)
-        conn.execute("CREATE SCHEMA memoryd")
-        conn.execute("CREATE TABLE memoryd.schema_migrations (version integer PRIMARY KEY, "
-                     "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-        for version, name, apply in postgres_schema.MIGRATIONS[:5]:
-            with conn.transaction(), conn.cursor() as cur:
-                cur.execute(sql.SQL("SET LOCAL search_path TO memoryd, {}").format(
-                    sql.Identifier(ext)))
-                apply(cur)
-                cur.execute("INSERT INTO memoryd.schema_migrations (version, name) "
-                            "VALUES (%s, %s)", (version, name))
-        for i, (mid, content, summary, tags) in enumerate(OLD_ROWS, start=1):
-            conn.execute("INSERT INTO memoryd.memories (id, content, summary, tags, node_type, "
-                         "created_at, updated_at, seq) VALUES (%s, %s, %s, %s, 'fact', now(), "
-                         "now(), %s)", (mid, content, summary, tags, i))
+    stores.old_postgres_store(url, range(1, 6), OLD_ROWS)
 
 
 def check_backfilled(store) -> None:

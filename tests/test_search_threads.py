@@ -90,8 +90,17 @@ def test_concurrent_searches_rank_as_alone(engine: Engine) -> None:
         assert got == alone[query], query
 
 
-def test_keyword_and_vector_modes_still_run_one_side(engine: Engine) -> None:
+def test_keyword_and_vector_modes_still_run_one_side(engine: Engine, monkeypatch) -> None:
+    nearest_calls: list[str] = []
+    vector_search = engine.store.vector_search
+
+    def counted(*args, **kwargs):
+        nearest_calls.append(threading.current_thread().name)
+        return vector_search(*args, **kwargs)
+
+    monkeypatch.setattr(engine.store, "vector_search", counted)
     keyword = engine.search("token bucket", 3, mode="keyword", record_access=False)
+    assert nearest_calls == []  # keyword mode starts no vector side
     vector = engine.search("how are API keys throttled", 3, mode="vector", record_access=False)
     assert keyword[0].memory.content.startswith("Rate limits")
     assert vector[0].memory.content.startswith("Rate limits")

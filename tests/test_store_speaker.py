@@ -5,13 +5,11 @@ m011), and reachable through the engine, the CLI and the REST API."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg import sql
+from helpers.old_stores import old_postgres_store, old_sqlite_store
 from pydantic import ValidationError
 
 from memoryd.errors import InvalidFilter
@@ -134,26 +132,13 @@ def test_the_cli_takes_the_filter(run_cli) -> None:
 
 # --------------------------------------------------------------------------- older stores
 
-OLD = {key: SAID[key] for key in ("hike", "bucket", "cafe", "deploy")}
+OLD = [{"id": key, "content": SAID[key][0], "metadata": SAID[key][1]}
+       for key in ("hike", "bucket", "cafe", "deploy")]
 
 
 def test_sqlite_m008_fills_the_speakers_of_an_older_store(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                 "applied_at REAL NOT NULL)")
-    for version, name, apply in sqlite_schema.MIGRATIONS:
-        if version == 8:
-            continue
-        conn.execute("BEGIN")
-        apply(conn)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, 0.0))
-        conn.execute("COMMIT")
-    for i, (key, (content, metadata)) in enumerate(OLD.items(), start=1):
-        conn.execute("INSERT INTO memories (id, content, metadata, node_type, created_at, "
-                     "updated_at, seq) VALUES (?, ?, ?, 'fact', ?, ?, ?)",
-                     (key, content, json.dumps(metadata), NOW.timestamp(), NOW.timestamp(), i))
-    conn.close()
+    old_sqlite_store(path, [v for v, _, _ in sqlite_schema.MIGRATIONS if v != 8], OLD)
     store = SQLiteStore(path)
     try:
         assert store.schema_version >= 8
@@ -164,24 +149,7 @@ def test_sqlite_m008_fills_the_speakers_of_an_older_store(tmp_path: Path) -> Non
 
 def test_postgres_m011_fills_the_speakers_of_an_older_store(pg_database) -> None:
     url = pg_database(migrated=False)
-    with psycopg.connect(url, autocommit=True) as conn:
-        ext = postgres_schema.ensure_vector_extension(conn)
-        conn.execute("CREATE SCHEMA memoryd")
-        conn.execute("CREATE TABLE memoryd.schema_migrations (version integer PRIMARY KEY, "
-                     "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-        for version, name, apply in postgres_schema.MIGRATIONS:
-            if version == 11:
-                continue
-            with conn.transaction(), conn.cursor() as cur:
-                cur.execute(sql.SQL("SET LOCAL search_path TO memoryd, {}").format(
-                    sql.Identifier(ext)))
-                apply(cur)
-                cur.execute("INSERT INTO memoryd.schema_migrations (version, name) "
-                            "VALUES (%s, %s)", (version, name))
-        for i, (key, (content, metadata)) in enumerate(OLD.items(), start=1):
-            conn.execute("INSERT INTO memoryd.memories (id, content, metadata, node_type, "
-                         "created_at, updated_at, seq) VALUES (%s, %s, %s, 'fact', now(), now(), %s)",
-                         (key, content, json.dumps(metadata), i))
+    old_postgres_store(url, [v for v, _, _ in postgres_schema.MIGRATIONS if v != 11], OLD)
     store = PostgresStore(url)
     try:
         assert store.schema_version >= 11

@@ -71,9 +71,14 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
     unseen = [c.memory_id for c in found if c.memory_id not in cosines]
     if unseen and vector is not None:
         cosines.update(ctx.store.cosines(unseen, vector))
+    if keyword is not None:
+        stats = keyword.stats
+    else:
+        assert counted is not None  # vector mode: the vector side ran
+        stats = counted.stats
     return Evidence(
         terms=terms,
-        stats=keyword.stats if keyword is not None else counted.stats,  # type: ignore[union-attr]
+        stats=stats,
         candidates=[*found, *extra],
         cosines=cosines,
         keyword_rank={c.memory_id: i for i, c in enumerate(found, start=1)},

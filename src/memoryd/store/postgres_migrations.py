@@ -5,7 +5,7 @@ the store's schema. A migration never changes once released: a later one changes
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import psycopg
 
@@ -274,17 +274,9 @@ def rebuild_keyword_index(cur: psycopg.Cursor[Any]) -> int:
     cur.execute("INSERT INTO meta (key, value) VALUES ('keyword_tokenizer', %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (terms.TOKENIZER_ID,))
 
-    def batches() -> Iterator[list[tuple[int, str, str | None, list[str]]]]:
-        last = 0
-        while True:
-            rows = cur.execute("SELECT rowid, content, summary, tags FROM memories "
-                               "WHERE rowid > %s ORDER BY rowid LIMIT 1000", (last,)).fetchall()
-            if not rows:
-                return
-            yield [(r[0], r[1], r[2], list(r[3] or [])) for r in rows]
-            last = rows[-1][0]
-
-    return terms.rebuild_index(cur, "%s", batches())
+    batches = ([(r[0], r[1], r[2], list(r[3] or [])) for r in rows]
+               for rows in terms.memory_batches(cur, "%s", "content, summary, tags"))
+    return terms.rebuild_index(cur, "%s", batches)
 
 
 def m007_knowledge_graphs(cur: psycopg.Cursor[Any]) -> None:
@@ -443,15 +435,6 @@ def m011_speakers(cur: psycopg.Cursor[Any]) -> None:
         CREATE INDEX memories_speaker ON memories (speaker) WHERE speaker IS NOT NULL;
         """
     )
-
-    def batches() -> Iterator[list[tuple[int, str, dict[str, Any]]]]:
-        last = 0
-        while True:
-            rows = cur.execute("SELECT rowid, content, metadata FROM memories WHERE rowid > %s "
-                               "ORDER BY rowid LIMIT 1000", (last,)).fetchall()
-            if not rows:
-                return
-            yield [(r[0], r[1], dict(r[2] or {})) for r in rows]
-            last = rows[-1][0]
-
-    terms.fill_speakers(cur, "%s", batches())
+    batches = ([(r[0], r[1], dict(r[2] or {})) for r in rows]
+               for rows in terms.memory_batches(cur, "%s", "content, metadata"))
+    terms.fill_speakers(cur, "%s", batches)

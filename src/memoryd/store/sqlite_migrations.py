@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Iterator
 
 from memoryd import ledger
 from memoryd.store import terms
@@ -272,17 +271,9 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
     conn.execute("INSERT INTO meta (key, value) VALUES ('keyword_tokenizer', ?) "
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (terms.TOKENIZER_ID,))
 
-    def batches() -> Iterator[list[tuple[int, str, str | None, list[str]]]]:
-        last = 0
-        while True:
-            rows = conn.execute("SELECT rowid, content, summary, tags FROM memories "
-                                "WHERE rowid > ? ORDER BY rowid LIMIT 1000", (last,)).fetchall()
-            if not rows:
-                return
-            yield [(r[0], r[1], r[2], json.loads(r[3] or "[]")) for r in rows]
-            last = rows[-1][0]
-
-    return terms.rebuild_index(conn, "?", batches())
+    batches = ([(r[0], r[1], r[2], json.loads(r[3] or "[]")) for r in rows]
+               for rows in terms.memory_batches(conn, "?", "content, summary, tags"))
+    return terms.rebuild_index(conn, "?", batches)
 
 
 def m005_knowledge_graphs(conn: sqlite3.Connection) -> None:
@@ -440,15 +431,6 @@ def m008_speakers(conn: sqlite3.Connection) -> None:
         CREATE INDEX idx_memories_speaker ON memories (speaker) WHERE speaker IS NOT NULL;
         """,
     )
-
-    def batches() -> Iterator[list[tuple[int, str, dict[str, Any]]]]:
-        last = 0
-        while True:
-            rows = conn.execute("SELECT rowid, content, metadata FROM memories WHERE rowid > ? "
-                                "ORDER BY rowid LIMIT 1000", (last,)).fetchall()
-            if not rows:
-                return
-            yield [(r[0], r[1], json.loads(r[2] or "{}")) for r in rows]
-            last = rows[-1][0]
-
-    terms.fill_speakers(conn, "?", batches())
+    batches = ([(r[0], r[1], json.loads(r[2] or "{}")) for r in rows]
+               for rows in terms.memory_batches(conn, "?", "content, metadata"))
+    terms.fill_speakers(conn, "?", batches)

@@ -25,7 +25,7 @@ sqlite3 connection or a psycopg cursor (both have ``execute`` and ``executemany`
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,6 +145,19 @@ def clear_index(db: Any) -> None:
     db.execute("DELETE FROM memory_terms")
     db.execute("DELETE FROM term_stats")
     db.execute("UPDATE term_totals SET documents = 0, total_terms = 0 WHERE id = 1")
+
+
+def memory_batches(db: Any, mark: str, columns: str, size: int = 1000) -> Iterator[list[Any]]:
+    """Every memory's rowid and ``columns`` (e.g. ``"content, metadata"``), in rowid order,
+    ``size`` rows at a time: what a migration's backfill reads."""
+    last = 0
+    while True:
+        rows = db.execute(f"SELECT rowid, {columns} FROM memories WHERE rowid > {mark} "
+                          f"ORDER BY rowid LIMIT {int(size)}", (last,)).fetchall()
+        if not rows:
+            return
+        yield rows
+        last = rows[-1][0]
 
 
 def rebuild_index(db: Any, mark: str,
