@@ -74,9 +74,10 @@ def test_index_follows_every_write(store: Store, embed) -> None:
     assert store.keyword_search("zurich creme", ALL, now=NOW, limit=5) == []
     for m in list(store.iter_memories()):
         store.delete(m.id, ACTOR)
-    empty = store.term_frequencies([], ["tuesdai"])
-    assert (empty.stats.documents, empty.stats.average_length) == (0, 0.0)
-    assert dict(empty.stats.document_frequency) == {}
+    assert store.term_counts([], ["tuesdai"]) == []
+    empty = store.corpus_stats(["tuesdai"])
+    assert (empty.documents, empty.average_length) == (0, 0.0)
+    assert dict(empty.document_frequency) == {}
 
 
 def test_a_failed_write_leaves_the_index_as_it_was(store: Store, embed) -> None:
@@ -175,19 +176,21 @@ def test_candidates_carry_their_counts_and_the_statistics(bulk_store: Store) -> 
     assert bulk_store.keyword_candidates(terms, ALL, now=NOW, limit=0).candidates == []
 
 
-def test_term_frequencies_and_cosines_of_given_memories(store: Store, embed) -> None:
+def test_term_counts_and_cosines_of_given_memories(store: Store, embed) -> None:
     texts = ["Deploys go out on Tuesdays after standup", "Lunch is at noon"]
     memories = [make(t) for t in texts]
     store.insert(memories, embed(texts), ACTOR)
     ids = [memories[1].id, "missing", memories[0].id]
-    pool = store.term_frequencies(ids, query_terms("when do deploys go out?"))
-    assert [c.memory_id for c in pool.candidates] == [memories[1].id, memories[0].id]
-    assert pool.candidates[0].term_frequency == {}
-    assert pool.candidates[1].term_frequency == {"deploi": 1, "go": 1}
-    no_terms = store.term_frequencies(ids, [])
-    assert [(c.memory_id, c.term_frequency) for c in no_terms.candidates] == [
+    counted = store.term_counts(ids, query_terms("when do deploys go out?"))
+    assert [c.memory_id for c in counted] == [memories[1].id, memories[0].id]
+    assert counted[0].term_frequency == {}
+    assert counted[1].term_frequency == {"deploi": 1, "go": 1}
+    no_terms = store.term_counts(ids, [])
+    assert [(c.memory_id, c.term_frequency) for c in no_terms] == [
         (memories[1].id, {}), (memories[0].id, {})]
-    assert [c.length for c in no_terms.candidates] == [c.length for c in pool.candidates]
+    assert [c.length for c in no_terms] == [c.length for c in counted]
+    stats = store.corpus_stats(["deploi", "deploi", "absent", ""])
+    assert (stats.documents, dict(stats.document_frequency)) == (2, {"deploi": 1})
     query = embed(["when do we ship?"])[0]
     cos = store.cosines(ids, query)
     assert set(cos) == {memories[0].id, memories[1].id}

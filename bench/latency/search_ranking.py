@@ -13,7 +13,7 @@ all variants alike; 10 warm-up queries are not counted. Measured:
   the ranking it replaced on the same store, same run (SQLite: FTS5 ``bm25()`` top 50 taken
   inside FTS5, then joined and filtered; PostgreSQL: ``ts_rank`` over every match), as a ratio;
 - vector candidates (pool 50), and the evidence each side needs from the other
-  (``term_frequencies`` of the vector candidates, ``cosines`` of the keyword candidates);
+  (``term_counts`` of the vector candidates, ``cosines`` of the keyword candidates);
 - ``Engine.search(q, 10)`` with a given query vector, and end to end with the query embedded;
 - two steps as they were, in the same run as ratios: the vector side after the keyword side
   on the caller's thread (now on a worker alongside it), and the keyword statement reading
@@ -91,7 +91,7 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
             terms[i], f, now=now, limit=50, k1=s.bm25_k1, b=s.bm25_b),
         "keyword, previous ranking (pool 50)": lambda i: previous_keyword(store, queries[i], f, now, 50),
         "vector candidates (pool 50)": lambda i: store.vector_search(qvecs[i], f, now=now, limit=50),
-        "term counts of the vector candidates": lambda i: store.term_frequencies(
+        "term counts of the vector candidates": lambda i: store.term_counts(
             [m for m in vec[i] if m not in set(kw[i])], terms[i]),
         "cosines of the keyword candidates": lambda i: store.cosines(kw[i], qvecs[i]),
         "cosines, vectors fetched into Python (the contract's default)":

@@ -28,10 +28,11 @@ def assert_index_matches(store: Store) -> None:
     """The store's statistics and term counts equal a recount of its memories."""
     live = list(store.iter_memories())
     every = sorted({t for m in live for t in counts_of(m)} | {"absent"})
-    pool = store.term_frequencies([m.id for m in live], every)
-    assert pool.stats.documents == len(live)
+    stats = store.corpus_stats(every)
+    assert stats.documents == len(live)
     expected = expected_stats(live, every)
-    assert pool.stats.average_length == pytest.approx(expected.average_length)
-    assert dict(pool.stats.document_frequency) == dict(expected.document_frequency)
-    got = {c.memory_id: (c.length, dict(c.term_frequency)) for c in pool.candidates}
+    assert stats.average_length == pytest.approx(expected.average_length)
+    assert dict(stats.document_frequency) == dict(expected.document_frequency)
+    got = {c.memory_id: (c.length, dict(c.term_frequency))
+           for c in store.term_counts([m.id for m in live], every)}
     assert got == {m.id: (sum(counts_of(m).values()), dict(counts_of(m))) for m in live}

@@ -23,7 +23,7 @@ from memoryd.engine import workers
 from memoryd.engine.context import EngineContext
 from memoryd.engine.instruction_topics import topic_cosines
 from memoryd.models import KeywordHit, SearchFilters, SearchHit, VectorHit
-from memoryd.retrieval.bm25 import Candidate, CorpusStats, KeywordPool
+from memoryd.retrieval.bm25 import Candidate, CorpusStats
 from memoryd.retrieval.fusion import reciprocal_rank_fusion
 from memoryd.retrieval.relevance import ScoredCandidate, relevance_scores
 
@@ -63,19 +63,16 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
     if vector_side is not None:
         vector, nearest, counted = vector_side.result()
     else:
-        vector, nearest, counted = query_vector(), [], None
+        vector, nearest, counted = query_vector(), [], []
     found = keyword.candidates if keyword is not None else []
     keyword_ids = {c.memory_id for c in found}
-    extra = [c for c in counted.candidates if c.memory_id not in keyword_ids] if counted else []
+    extra = [c for c in counted if c.memory_id not in keyword_ids]
     cosines = {h.memory_id: h.similarity for h in nearest}
     unseen = [c.memory_id for c in found if c.memory_id not in cosines]
     if unseen and vector is not None:
         cosines.update(ctx.store.cosines(unseen, vector))
-    if keyword is not None:
-        stats = keyword.stats
-    else:
-        assert counted is not None  # vector mode: the vector side ran
-        stats = counted.stats
+    # The keyword side read the corpus statistics; a vector-mode search reads them here.
+    stats = keyword.stats if keyword is not None else ctx.store.corpus_stats(terms)
     return Evidence(
         terms=terms,
         stats=stats,
@@ -89,7 +86,7 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
 
 def _vector_side(ctx: EngineContext, terms: list[str],
                  query_vector: Callable[[], np.ndarray | None], filters: SearchFilters,
-                 now: datetime, pool: int) -> tuple[np.ndarray, list[VectorHit], KeywordPool]:
+                 now: datetime, pool: int) -> tuple[np.ndarray, list[VectorHit], list[Candidate]]:
     """The query vector, its ``pool`` nearest memories and their counts of ``terms`` (all of
     them: which are keyword candidates too is not known yet, and counting a few more costs
     less than waiting)."""
@@ -97,7 +94,7 @@ def _vector_side(ctx: EngineContext, terms: list[str],
     if vector is None:
         raise ValueError("a search other than keyword mode needs the query vector")
     nearest = ctx.store.vector_search(vector, filters, now=now, limit=pool)
-    return vector, nearest, ctx.store.term_frequencies([h.memory_id for h in nearest], terms)
+    return vector, nearest, ctx.store.term_counts([h.memory_id for h in nearest], terms)
 
 
 def score(ctx: EngineContext, evidence: Evidence, room: float = 0.0) -> list[ScoredCandidate]:

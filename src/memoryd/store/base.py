@@ -247,6 +247,10 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         query = CandidateQuery.of(distinct, stats, k1, b)
         return KeywordPool(stats, self._keyword_candidates(query, filters, now, limit))
 
+    def corpus_stats(self, terms: Sequence[str]) -> bm25.CorpusStats:
+        """N, the average length and the df of each of ``terms`` (as the keyword side reads them)."""
+        return self._corpus_stats(list(dict.fromkeys(t for t in terms if t)))
+
     @abstractmethod
     def _corpus_stats(self, terms: list[str]) -> bm25.CorpusStats:
         """N, average length and the df of each term (:func:`memoryd.store.terms.corpus_stats`)."""
@@ -257,16 +261,15 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         """Run :func:`memoryd.store.terms.candidates_sql`: a first pass over the best
         ``FIRST_PASS``, and every match when the filters leave fewer than ``limit``."""
 
-    def term_frequencies(self, memory_ids: Sequence[str], terms: Sequence[str]) -> KeywordPool:
+    def term_counts(self, memory_ids: Sequence[str], terms: Sequence[str]) -> list[bm25.Candidate]:
         """The given memories' length and counts of ``terms`` (e.g. for vector candidates), in
-        the order given (missing ids are left out), with the corpus statistics."""
+        the order given (missing ids are left out); the statistics come from :meth:`corpus_stats`."""
         distinct = list(dict.fromkeys(t for t in terms if t))
         ids = list(dict.fromkeys(memory_ids))
-        stats = self._corpus_stats(distinct)
         if not ids:
-            return KeywordPool(stats, [])
+            return []
         found = {c.memory_id: c for c in self._term_frequencies(ids, distinct)}
-        return KeywordPool(stats, [found[i] for i in ids if i in found])
+        return [found[i] for i in ids if i in found]
 
     @abstractmethod
     def _term_frequencies(self, memory_ids: list[str], terms: list[str]) -> list[bm25.Candidate]:
@@ -465,7 +468,8 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
 _TRANSLATED = (
     "health", "set_embedding_model", "insert", "update", "update_states", "delete",
     "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_candidates",
-    "term_frequencies", "keyword_search", "cosines", "content_heads", "vector_search", "vectors",
+    "corpus_stats", "term_counts", "keyword_search", "cosines", "content_heads", "vector_search",
+    "vectors",
     "history",
     "changes_since", "changes_between", "last_seq",
     "ledger_entries", "ledger_head", "stats", "backup", "restore", "export_rows",

@@ -193,14 +193,19 @@ def fill_speakers(db: Any, mark: str,
 
 
 def corpus_stats(db: Any, mark: str, terms: Sequence[str]) -> CorpusStats:
-    """N, the average length and the df of each of ``terms``."""
-    row = db.execute("SELECT documents, total_terms FROM term_totals WHERE id = 1").fetchone()
-    documents, total = (int(row[0]), int(row[1])) if row else (0, 0)
-    df: dict[str, int] = {}
-    if terms:
-        marks = ", ".join([mark] * len(terms))
-        df = {r[0]: int(r[1]) for r in db.execute(
-            f"SELECT term, df FROM term_stats WHERE term IN ({marks})", list(terms)).fetchall()}
+    """N, the average length and the df of each of ``terms``, in one statement (one round
+    trip to a server): the totals row has no term, each term row no total."""
+    marks = ", ".join([mark] * len(terms)) if terms else "NULL"
+    rows = db.execute(
+        "SELECT NULL, documents, total_terms FROM term_totals WHERE id = 1 "
+        f"UNION ALL SELECT term, df, NULL FROM term_stats WHERE term IN ({marks})",
+        list(terms)).fetchall()
+    documents, total, df = 0, 0, {}
+    for term, count, terms_total in rows:
+        if term is None:
+            documents, total = int(count), int(terms_total)
+        else:
+            df[term] = int(count)
     return CorpusStats(documents, total / documents if documents else 0.0, df)
 
 
