@@ -156,13 +156,16 @@ class _Down(Embedder):
 def test_without_a_query_vector_or_topic_vectors_the_reading_is_zero(store) -> None:
     mem, ids = store
     memory_ids = [ids["instruction"], ids[DISTRACTORS[0]], "missing"]
+    stored = {c.memory_id: c.topic for c in mem.store.term_counts(memory_ids, [])}
+    topics = [stored.get(i) for i in memory_ids]  # as the candidates carry them
+    assert topics[0] == instruction_topic(INSTRUCTION) and topics[1:] == [None, None]
     ctx = SimpleNamespace(store=mem.store, embedder=mem.embedder)
     query = mem.embedder.embed([ON_TOPIC])[0]
-    read = topic_cosines(ctx, memory_ids, query)
+    read = topic_cosines(ctx, topics, query)
     assert read[0] > 0.2 and read[1:] == [0.0, 0.0]
-    assert topic_cosines(ctx, memory_ids, None) == [0.0, 0.0, 0.0]  # keyword search, no model yet
+    assert topic_cosines(ctx, topics, None) == [0.0, 0.0, 0.0]  # keyword search, no model yet
     down = SimpleNamespace(store=mem.store, embedder=_Down())
-    assert topic_cosines(down, memory_ids, query) == [0.0, 0.0, 0.0]
+    assert topic_cosines(down, topics, query) == [0.0, 0.0, 0.0]
 
 
 def test_the_near_tie_reorder_cannot_carry_an_instruction_past_the_best_direct_hit(

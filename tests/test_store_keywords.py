@@ -197,12 +197,3 @@ def test_term_counts_and_cosines_of_given_memories(store: Store, embed) -> None:
     want = embed(texts) @ query / np.linalg.norm(query)
     assert cos[memories[0].id] == pytest.approx(float(want[0]), abs=1e-5)
     assert cos[memories[1].id] == pytest.approx(float(want[1]), abs=1e-5)
-
-
-def test_content_heads_of_given_memories(store: Store, embed) -> None:
-    texts = ["Always write dates as día/mes/año when I ask about scheduling", "short"]
-    memories = [make(t) for t in texts]
-    store.insert(memories, embed(texts), ACTOR)
-    heads = store.content_heads([memories[0].id, "missing", memories[1].id], 25)
-    assert heads == {memories[0].id: texts[0][:25], memories[1].id: "short"}  # characters, not bytes
-    assert store.content_heads([], 25) == {}

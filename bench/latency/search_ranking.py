@@ -16,8 +16,9 @@ all variants alike; 10 warm-up queries are not counted. Measured:
   (``term_counts`` of the vector candidates, ``cosines`` of the keyword candidates);
 - ``Engine.search(q, 10)`` with a given query vector, and end to end with the query embedded;
 - two steps as they were, in the same run as ratios: the vector side after the keyword side
-  on the caller's thread (now on a worker alongside it), and the keyword statement reading
-  the chosen memories' query-term counts by a join (now by key lookups).
+  on the caller's thread (now on a worker alongside it), and the instruction topics of the
+  candidates read from their content by one more statement (now read when a memory is
+  written and handed over with the candidates).
 
 Writes bench/results/search_ranking.{json,md}.
 """
@@ -86,6 +87,8 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
         terms[i], f, now=now, limit=50, k1=s.bm25_k1, b=s.bm25_b).candidates] for i in range(len(queries))}
     vec = {i: [h.memory_id for h in store.vector_search(qvecs[i], f, now=now, limit=50)]
            for i in range(len(queries))}
+    topics = {i: [c.topic for c in store.term_counts(list(dict.fromkeys(kw[i] + vec[i])), [])]
+              for i in range(len(queries))}
     return {
         "keyword candidates, memoryd BM25 (pool 50)": lambda i: store.keyword_candidates(
             terms[i], f, now=now, limit=50, k1=s.bm25_k1, b=s.bm25_b),
@@ -100,15 +103,15 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
             queries[i], 10, query_vector=qvecs[i], record_access=False),
         "Engine.search, query vector given, no associations": lambda i: mem.search(
             queries[i], 10, query_vector=qvecs[i], record_access=False, associations=False),
-        "instruction topics of the candidates (content heads + topic reading)":
-            lambda i: topic_cosines(mem._ctx, list(dict.fromkeys(kw[i] + vec[i])), qvecs[i]),
+        "instruction topics of the candidates (topic reading)":
+            lambda i: topic_cosines(mem._ctx, topics[i], qvecs[i]),
         "Engine.search, query vector given, without instruction topics":
             lambda i: _without_topics(lambda: mem.search(queries[i], 10, query_vector=qvecs[i],
                                                          record_access=False)),
         "query embedding": lambda i: embedder.embed([queries[i]]),
-        "keyword candidates, query-term counts by join (before)": lambda i: _counts_by_join(
-            lambda: store.keyword_candidates(terms[i], f, now=now, limit=50, k1=s.bm25_k1,
-                                             b=s.bm25_b)),
+        "Engine.search end to end, instruction topics read from the content (before)":
+            lambda i: _topics_from_content(store, lambda: mem.search(queries[i], 10,
+                                                                     record_access=False)),
         "Engine.search end to end": lambda i: mem.search(queries[i], 10, record_access=False),
         "Engine.search end to end, vector side after the keyword side (before)":
             lambda i: _sides_in_turn(lambda: mem.search(queries[i], 10, record_access=False)),
@@ -153,25 +156,43 @@ def _sides_in_turn(search: Callable[[], Any]) -> Any:
         candidates.workers.pool = shipped
 
 
-def _counts_by_join(call: Callable[[], Any]) -> Any:
-    """``call()`` with the keyword statement's last step as it was: the chosen memories'
-    query-term counts by a join over their terms instead of one key lookup per pair."""
-    from memoryd.store import postgres_search, sqlite_search, terms
+def _topics_from_content(store: Any, search: Callable[[], Any]) -> Any:
+    """``search()`` with the instruction topics read as before: the first characters of every
+    candidate's content fetched by one more statement, and the topic read from them."""
+    from memoryd.engine import candidates
+    from memoryd.engine import search as search_module
+    from memoryd.retrieval.instructions import SCAN_CHARS, instruction_topic
 
-    def joined(query, where, mark, **kwargs):
-        sql = terms.candidates_sql(query, where, mark, **kwargs)
-        head = sql[: sql.index(" SELECT p.id, p.length")]
-        return (head + " SELECT p.id, p.length, p.score, q.term, mt.tf FROM picked p "
-                "JOIN memory_terms mt ON mt.memory_rowid = p.r JOIN q ON q.term = mt.term")
+    shipped_gather, shipped_topics = search_module.gather, candidates.topic_cosines
+    ids: list[str] = []
 
-    modules = (sqlite_search, postgres_search)
-    for module in modules:
-        module.candidates_sql = joined
+    def gather(*args: Any, **kwargs: Any) -> Any:
+        evidence = shipped_gather(*args, **kwargs)
+        ids[:] = [c.memory_id for c in evidence.candidates]
+        return evidence
+
+    def from_content(ctx: Any, _given: Any, vector: Any) -> list[float]:
+        heads = _content_heads(store, ids, SCAN_CHARS)
+        return shipped_topics(ctx, [instruction_topic(heads.get(i, "")) for i in ids], vector)
+
+    search_module.gather, candidates.topic_cosines = gather, from_content
     try:
-        return call()
+        return search()
     finally:
-        for module in modules:
-            module.candidates_sql = terms.candidates_sql
+        search_module.gather, candidates.topic_cosines = shipped_gather, shipped_topics
+
+
+def _content_heads(store: Any, ids: list[str], chars: int) -> dict[str, str]:
+    """The statement the read path ran for instruction topics before the topic column."""
+    if store.backend == "sqlite":
+        rows = store._conn.execute(f"SELECT id, substr(content, 1, ?) FROM memories "
+                                   f"WHERE id IN ({', '.join('?' * len(ids))})",
+                                   [chars, *ids]).fetchall()
+    else:
+        with store._conn() as conn:
+            rows = conn.execute("SELECT id, left(content, %s) FROM memories WHERE id = ANY(%s)",
+                                (chars, ids)).fetchall()
+    return {r[0]: r[1] for r in rows}
 
 
 def measure(calls: dict[str, Callable[[int], Any]], n: int, warmup: int = 10) -> dict[str, Any]:
@@ -252,8 +273,9 @@ def run_one(backend: str, n: int, per_set: int, embedder, pg_base: str | None,
     for key, (now_, before) in {
         "sides_ratio": ("Engine.search end to end",
                         "Engine.search end to end, vector side after the keyword side (before)"),
-        "lookups_ratio": ("keyword candidates, memoryd BM25 (pool 50)",
-                          "keyword candidates, query-term counts by join (before)"),
+        "topic_column_ratio": ("Engine.search end to end",
+                               "Engine.search end to end, instruction topics read from the "
+                               "content (before)"),
     }.items():
         a, b = (out["latency"][k]["p50_ms"] for k in (now_, before))
         out[key] = round(a / b, 3) if b else None
@@ -285,9 +307,9 @@ def render(r: dict[str, Any]) -> str:
                      f"x{e['topics_ratio']}." if e.get("topics_ratio") else "")
                   + (f" End to end, the vector side on a worker alongside the keyword side vs "
                      f"after it (p50): x{e['sides_ratio']}." if e.get("sides_ratio") else "")
-                  + (f" Keyword candidates, query-term counts of the chosen memories by key "
-                     f"lookups vs by join (p50): x{e['lookups_ratio']}."
-                     if e.get("lookups_ratio") else ""), ""]
+                  + (f" End to end, instruction topics handed over with the candidates vs read "
+                     f"from the content by one more statement (p50): x{e['topic_column_ratio']}."
+                     if e.get("topic_column_ratio") else ""), ""]
         lines.append(md_table(["what", "p50 ms", "p95 ms", "thread CPU p50 ms"],
                               [[name, s["p50_ms"], s["p95_ms"], s["thread_cpu_p50_ms"]]
                                for name, s in lat.items()]))

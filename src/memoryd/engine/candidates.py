@@ -104,7 +104,8 @@ def score(ctx: EngineContext, evidence: Evidence, room: float = 0.0) -> list[Sco
     ids = [c.memory_id for c in evidence.candidates]
     return relevance_scores(evidence.terms, evidence.candidates, evidence.stats,
                             [evidence.cosines.get(i) for i in ids],
-                            topic_cosines=topic_cosines(ctx, ids, evidence.query_vector),
+                            topic_cosines=topic_cosines(
+                                ctx, [c.topic for c in evidence.candidates], evidence.query_vector),
                             instruction_gap=room,
                             k1=ctx.settings.bm25_k1, b=ctx.settings.bm25_b)
 

@@ -1,10 +1,12 @@
 """How well a search's query fits the topic of each conditional standing instruction among
 its candidates (see :mod:`memoryd.retrieval.instructions`).
 
-Only the start of each candidate is read (``SCAN_CHARS``); a topic is embedded once per model
-and kept in a small LRU cache, so a store's instructions cost one embedding each, ever. When
-the query has no vector (keyword search while the model loads) or the embedder fails, every
-reading is 0 and the candidates are scored by their other evidence alone.
+The store reads each memory's topic when the memory is written and hands it over with the
+candidates (:mod:`memoryd.store.terms`), so a search reads no text for it. A topic is
+embedded once per model and kept in a small LRU cache, so a store's instructions cost one
+embedding each, ever. When the query has no vector (keyword search while the model loads) or
+the embedder fails, every reading is 0 and the candidates are scored by their other evidence
+alone.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import numpy as np
 from memoryd.embed import Embedder
 from memoryd.engine.context import EngineContext
 from memoryd.errors import EmbeddingError
-from memoryd.retrieval.instructions import SCAN_CHARS, instruction_topic
 
 __all__ = ["topic_cosines"]
 
@@ -30,17 +31,13 @@ _cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 _lock = threading.Lock()
 
 
-def topic_cosines(ctx: EngineContext, memory_ids: Sequence[str],
+def topic_cosines(ctx: EngineContext, instruction_topics: Sequence[str | None],
                   query_vector: np.ndarray | None) -> list[float]:
-    """Per memory id: the cosine of the query to the topic its instruction is conditioned
-    on, or 0 when it states no such instruction."""
-    out = [0.0] * len(memory_ids)
-    if query_vector is None or not memory_ids:
-        return out
-    heads = ctx.store.content_heads(memory_ids, SCAN_CHARS)
-    topics = {i: t for i, mid in enumerate(memory_ids)
-              if (t := instruction_topic(heads.get(mid, ""))) is not None}
-    if not topics:
+    """Per candidate (given by the topic its instruction is conditioned on, or None): the
+    cosine of the query to that topic, or 0 when it states no such instruction."""
+    out = [0.0] * len(instruction_topics)
+    topics = {i: t for i, t in enumerate(instruction_topics) if t}
+    if query_vector is None or not topics:
         return out
     try:
         vectors = _topic_vectors(ctx.embedder, sorted(set(topics.values())))

@@ -54,6 +54,9 @@ class Candidate:
     memory_id: str
     length: int
     term_frequency: Mapping[str, int]
+    #: The topic of the standing instruction the memory states ("when I ask about Y"), read
+    #: at write time (:mod:`memoryd.retrieval.instructions`); BM25 ignores it.
+    topic: str | None = None
 
 
 @dataclass(frozen=True)

@@ -302,10 +302,6 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
                 out[memory_id] = float(v @ query / (np.linalg.norm(v) * norm))
         return out
 
-    def content_heads(self, memory_ids: Sequence[str], chars: int) -> dict[str, str]:
-        """The first ``chars`` characters of each memory's content (missing ids left out)."""
-        return {i: m.content[:chars] for i, m in self.get_many(list(dict.fromkeys(memory_ids))).items()}
-
     def vector_search(
         self, vector: np.ndarray, filters: SearchFilters, *, now: datetime, limit: int
     ) -> list[VectorHit]:
@@ -468,8 +464,7 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
 _TRANSLATED = (
     "health", "set_embedding_model", "insert", "update", "update_states", "delete",
     "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_candidates",
-    "corpus_stats", "term_counts", "keyword_search", "cosines", "content_heads", "vector_search",
-    "vectors",
+    "corpus_stats", "term_counts", "keyword_search", "cosines", "vector_search", "vectors",
     "history",
     "changes_since", "changes_between", "last_seq",
     "ledger_entries", "ledger_head", "stats", "backup", "restore", "export_rows",

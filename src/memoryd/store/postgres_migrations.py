@@ -438,3 +438,11 @@ def m011_speakers(cur: psycopg.Cursor[Any]) -> None:
     batches = ([(r[0], r[1], dict(r[2] or {})) for r in rows]
                for rows in terms.memory_batches(cur, "%s", "content, metadata"))
     terms.fill_speakers(cur, "%s", batches)
+
+
+def m012_instruction_topics(cur: psycopg.Cursor[Any]) -> None:
+    """The topic of the standing instruction each memory states (``memories.instruction_topic``,
+    see :mod:`memoryd.store.terms`), handed to the ranking with the candidates; filled for
+    every memory already stored."""
+    cur.execute("ALTER TABLE memories ADD COLUMN instruction_topic text")
+    terms.fill_instruction_topics(cur, "%s", terms.memory_batches(cur, "%s", "content"))

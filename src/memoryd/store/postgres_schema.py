@@ -37,6 +37,7 @@ from memoryd.store.postgres_migrations import (  # noqa: F401 - APP_MARKER re-ex
     m009_domains,
     m010_covering_term_index,
     m011_speakers,
+    m012_instruction_topics,
 )
 from memoryd.store.postgres_vectors import ensure_vector_extension
 
@@ -62,6 +63,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (9, "domains", m009_domains),
     (10, "covering_term_index", m010_covering_term_index),
     (11, "speakers", m011_speakers),
+    (12, "instruction_topics", m012_instruction_topics),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

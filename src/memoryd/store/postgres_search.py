@@ -103,15 +103,6 @@ class PostgresSearch:
             out.update(super().cosines(rest, vector))  # type: ignore[misc]
         return out
 
-    def content_heads(self, memory_ids: Sequence[str], chars: int) -> dict[str, str]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return {}
-        with self._conn() as conn:
-            rows = conn.execute("SELECT id, left(content, %s) FROM memories WHERE id = ANY(%s)",
-                                (int(chars), ids)).fetchall()
-        return {r[0]: r[1] for r in rows}
-
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
         ids = list(dict.fromkeys(memory_ids))
         if not ids:

@@ -434,3 +434,11 @@ def m008_speakers(conn: sqlite3.Connection) -> None:
     batches = ([(r[0], r[1], json.loads(r[2] or "{}")) for r in rows]
                for rows in terms.memory_batches(conn, "?", "content, metadata"))
     terms.fill_speakers(conn, "?", batches)
+
+
+def m009_instruction_topics(conn: sqlite3.Connection) -> None:
+    """The topic of the standing instruction each memory states (``memories.instruction_topic``,
+    see :mod:`memoryd.store.terms`), handed to the ranking with the candidates; filled for
+    every memory already stored."""
+    run_script(conn, "ALTER TABLE memories ADD COLUMN instruction_topic TEXT;")
+    terms.fill_instruction_topics(conn, "?", terms.memory_batches(conn, "?", "content"))

@@ -22,6 +22,7 @@ from memoryd.store.sqlite_migrations import (  # noqa: F401 - APP_MARKER re-expo
     m006_tasks_waits,
     m007_domains,
     m008_speakers,
+    m009_instruction_topics,
 )
 
 # Versions are assigned per capability; a gap is a migration another part of memoryd owns.
@@ -34,6 +35,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (6, "tasks_waits", m006_tasks_waits),
     (7, "domains", m007_domains),
     (8, "speakers", m008_speakers),
+    (9, "instruction_topics", m009_instruction_topics),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 

@@ -14,7 +14,6 @@ import sqlite3
 import threading
 from datetime import datetime
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -115,16 +114,6 @@ class SQLiteSearch:
             ).fetchall()
             id_of.update({r[0]: r[1] for r in rows})
         return [VectorHit(memory_id=id_of[k], similarity=s) for k, s in hits if k in id_of]
-
-    def content_heads(self, memory_ids: Sequence[str], chars: int) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for chunk in _chunks(list(dict.fromkeys(memory_ids)), 500):
-            rows = self._conn.execute(
-                f"SELECT id, substr(content, 1, ?) FROM memories WHERE id IN ({', '.join('?' * len(chunk))})",
-                [int(chars), *chunk],
-            ).fetchall()
-            out.update({r[0]: r[1] for r in rows})
-        return out
 
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}

@@ -14,7 +14,10 @@ memory it describes:
 - ``memories.term_count``: the memory's length;
 - ``memories.speaker``: who said the memory (:func:`memoryd.retrieval.speaker.memory_speaker`
   of its content and metadata: ``user``, ``assistant`` or a case-folded name; NULL when it
-  names none), which the ``speaker`` search filter reads.
+  names none), which the ``speaker`` search filter reads;
+- ``memories.instruction_topic``: the topic of the standing instruction the memory states
+  (:func:`memoryd.retrieval.instructions.instruction_topic` of its content; NULL for most),
+  which the candidate statements hand to the ranking, so that a search reads no text for it.
 
 A backend describes each write with a :class:`TermChanges` ("this memory now holds this
 text", "this memory's terms go") and calls :func:`apply_changes` before its transaction
@@ -31,6 +34,7 @@ from typing import Any
 
 from memoryd.models import Memory
 from memoryd.retrieval.bm25 import Bm25Parameters, Candidate, CorpusStats
+from memoryd.retrieval.instructions import instruction_topic
 from memoryd.retrieval.speaker import memory_speaker
 from memoryd.retrieval.tokens import term_counts
 
@@ -61,11 +65,13 @@ class TermChanges:
     documents: int = 0
     total_terms: int = 0
     speakers: list[tuple[str | None, int]] = field(default_factory=list)  # (speaker, rowid)
+    topics: list[tuple[str | None, int]] = field(default_factory=list)  # (instruction topic, rowid)
 
     def add(self, rowid: int, content: str, summary: str | None, tags: Sequence[str] | None,
             metadata: Mapping[str, Any] | None) -> None:
         """The memory at ``rowid`` (new, or just cleared) holds this text and metadata
-        (``None``: leave its speaker as it is, for a rebuild of the terms alone)."""
+        (``None``: leave its speaker and instruction topic as they are, for a rebuild of the
+        terms alone)."""
         counts = term_counts(keyword_text(content, summary, tags))
         length = sum(counts.values())
         self.postings.extend((term, rowid, tf, length) for term, tf in counts.items())
@@ -74,10 +80,13 @@ class TermChanges:
         self.documents += 1
         self.total_terms += length
         if metadata is not None:
-            speaker = memory_speaker(content, metadata)
-            # A new memory's speaker is NULL already; a re-indexed one may have lost it.
-            if speaker is not None or rowid in self.cleared:
+            # A new memory's columns are NULL already; a re-indexed one may have lost its values.
+            again = rowid in self.cleared
+            speaker, topic = memory_speaker(content, metadata), instruction_topic(content)
+            if speaker is not None or again:
                 self.speakers.append((speaker, rowid))
+            if topic is not None or again:
+                self.topics.append((topic, rowid))
 
     def remove(self, rowid: int, terms: Iterable[str], length: int) -> None:
         """The memory at ``rowid`` no longer holds ``terms`` (its postings) of ``length``."""
@@ -127,6 +136,9 @@ def apply_changes(db: Any, mark: str, changes: TermChanges) -> None:
     if changes.speakers:
         db.executemany(f"UPDATE memories SET speaker = {mark} WHERE rowid = {mark}",
                        changes.speakers)
+    if changes.topics:
+        db.executemany(f"UPDATE memories SET instruction_topic = {mark} WHERE rowid = {mark}",
+                       changes.topics)
     deltas = [(term, d) for term, d in changes.df.items() if d]
     if deltas:
         db.executemany(f"INSERT INTO term_stats (term, df) VALUES ({mark}, {mark}) "
@@ -179,14 +191,30 @@ def fill_speakers(db: Any, mark: str,
                   batches: Iterable[list[tuple[int, str, Mapping[str, Any]]]]) -> int:
     """Set ``memories.speaker`` from (rowid, content, metadata) batches (a migration's
     backfill); returns how many memories name a speaker."""
-    named = 0
+    return _fill(db, mark, "speaker", ([(memory_speaker(content, metadata), rowid)
+                                        for rowid, content, metadata in batch]
+                                       for batch in batches))
+
+
+def fill_instruction_topics(db: Any, mark: str,
+                            batches: Iterable[list[tuple[int, str]]]) -> int:
+    """Set ``memories.instruction_topic`` from (rowid, content) batches (a migration's
+    backfill); returns how many memories state a conditional instruction."""
+    return _fill(db, mark, "instruction_topic", ([(instruction_topic(content), rowid)
+                                                  for rowid, content in batch]
+                                                 for batch in batches))
+
+
+def _fill(db: Any, mark: str, column: str,
+          batches: Iterable[list[tuple[str | None, int]]]) -> int:
+    """Write the non-NULL (value, rowid) pairs of each batch into ``column``."""
+    filled = 0
     for batch in batches:
-        pairs = [(speaker, rowid) for rowid, content, metadata in batch
-                 if (speaker := memory_speaker(content, metadata)) is not None]
+        pairs = [(value, rowid) for value, rowid in batch if value is not None]
         if pairs:
-            db.executemany(f"UPDATE memories SET speaker = {mark} WHERE rowid = {mark}", pairs)
-        named += len(pairs)
-    return named
+            db.executemany(f"UPDATE memories SET {column} = {mark} WHERE rowid = {mark}", pairs)
+        filled += len(pairs)
+    return filled
 
 
 # --------------------------------------------------------------------------- reading
@@ -236,8 +264,8 @@ def candidates_sql(query: CandidateQuery, where: str, mark: str, *, first_pass: 
     """The candidate statement: params are ``query.head_params()``, then with ``first_pass``
     the first-pass limit, then the filter's params, then the limit.
 
-    Rows: (id, length, score, term, tf), one per chosen memory and query term (tf NULL when
-    the memory does not hold the term).
+    Rows: (id, length, score, instruction topic, term, tf), one per chosen memory and query
+    term (tf NULL when the memory does not hold the term).
     """
     values = ", ".join([f"(CAST({mark} AS TEXT), CAST({mark} AS DOUBLE PRECISION))"]
                        * len(query.terms))
@@ -247,41 +275,42 @@ def candidates_sql(query: CandidateQuery, where: str, mark: str, *, first_pass: 
         "scored AS (SELECT mt.memory_rowid AS r, "
         f"SUM(q.w * mt.tf / (mt.tf + {mark} + {mark} * mt.length)) AS score "
         f"FROM q JOIN memory_terms mt ON mt.term = q.term GROUP BY mt.memory_rowid{cap}), "
-        "picked AS (SELECT m.rowid AS r, m.id AS id, m.term_count AS length, s.score AS score "
+        "picked AS (SELECT m.rowid AS r, m.id AS id, m.term_count AS length, s.score AS score, "
+        "m.instruction_topic AS topic "
         f"FROM scored s JOIN memories m ON m.rowid = s.r WHERE {where} "
         f"ORDER BY s.score DESC, m.id{collate} LIMIT {mark}) "
         # Each chosen memory's count of each query term by one key lookup per pair (NULL when
         # it lacks the term): a join let SQLite scan every term of every chosen memory, about
         # a fifth of the statement's time at 100k memories.
-        "SELECT p.id, p.length, p.score, q.term, (SELECT mt.tf FROM memory_terms mt "
+        "SELECT p.id, p.length, p.score, p.topic, q.term, (SELECT mt.tf FROM memory_terms mt "
         "WHERE mt.term = q.term AND mt.memory_rowid = p.r) AS tf FROM picked p CROSS JOIN q"
     )
 
 
 def frequencies_sql(terms: Sequence[str], ids: Sequence[str], mark: str) -> str:
-    """(id, length, term, tf) of the given memories for ``terms`` (params: terms, then ids);
-    a memory holding none of them gives one row with term NULL."""
+    """(id, length, instruction topic, term, tf) of the given memories for ``terms`` (params:
+    terms, then ids); a memory holding none of them gives one row with term NULL."""
     term_marks = ", ".join([mark] * len(terms)) if terms else "NULL"
     id_marks = ", ".join([mark] * len(ids))
     return (
-        "SELECT m.id, m.term_count, mt.term, mt.tf FROM memories m "
+        "SELECT m.id, m.term_count, m.instruction_topic, mt.term, mt.tf FROM memories m "
         f"LEFT JOIN memory_terms mt ON mt.memory_rowid = m.rowid AND mt.term IN ({term_marks}) "
         f"WHERE m.id IN ({id_marks})"
     )
 
 
 def candidates_from_rows(rows: Iterable[Sequence[Any]], *, scored: bool) -> list[Candidate]:
-    """Group (id, length, [score,] term, tf) rows into candidates; with ``scored``, best first
-    by the SQL score (ties by id), otherwise in first-seen order."""
-    found: dict[str, tuple[int, float, dict[str, int]]] = {}
+    """Group (id, length, [score,] topic, term, tf) rows into candidates; with ``scored``,
+    best first by the SQL score (ties by id), otherwise in first-seen order."""
+    found: dict[str, tuple[int, float, str | None, dict[str, int]]] = {}
     for row in rows:
         memory_id, length = row[0], int(row[1] or 0)
         score = float(row[2]) if scored else 0.0
-        term, tf = row[-2], row[-1]
-        entry = found.setdefault(memory_id, (length, score, {}))
+        topic, term, tf = row[-3], row[-2], row[-1]
+        entry = found.setdefault(memory_id, (length, score, topic, {}))
         if term is not None and tf is not None:
-            entry[2][term] = int(tf)
+            entry[3][term] = int(tf)
     order = list(found)
     if scored:
         order.sort(key=lambda mid: (-found[mid][1], mid))
-    return [Candidate(mid, found[mid][0], found[mid][2]) for mid in order]
+    return [Candidate(mid, found[mid][0], found[mid][3], found[mid][2]) for mid in order]
