@@ -64,6 +64,11 @@ def filled(store: Store, embed) -> Store:
     ("carol", set()),  # words, not parts of words
     ("caroline jones", set()),
     ("melanie", {"sunrise"}),
+    ("Melanie Smith", {"sunrise"}),  # a name finds shorter ones within it
+    ("smith melanie", {"sunrise"}),
+    ("caroline melanie smith", {"cafe", "sunrise"}),
+    ("the user", set()),  # never the user or the assistant by a word of a name
+    ("one two three four melanie", set()),  # a fifth word is not read for shorter names
     ("dr. 100%_off!", {"odd"}),  # LIKE's special characters are taken literally
     ("100%_off!", {"odd"}),
     ("100%", set()),  # a word, not a pattern

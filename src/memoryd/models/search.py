@@ -46,8 +46,9 @@ class SearchFilters(BaseModel):
                                         "domains.")
     speaker: Label | None = Field(None, description="Only memories said by this party: user "
                                   "(or human, me), assistant (or ai, bot, agent, model), or a "
-                                  "name, case-insensitive; a name also finds fuller ones "
-                                  "('caroline' finds 'Caroline Smith'). A memory's speaker is "
+                                  "name, case-insensitive; a name also finds fuller and "
+                                  "shorter ones ('caroline' finds 'Caroline Smith' and "
+                                  "'Caroline Smith' finds 'Caroline'). A memory's speaker is "
                                   "its metadata's speaker, role or author, else a 'Name:' "
                                   "prefix of its content.")
     include_superseded: bool = Field(False, description="Also memories that were superseded "

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import permutations
 from typing import Any, Callable
 
 from memoryd.models import SearchFilters
 from memoryd.retrieval.speaker import ASSISTANT, USER, normalise
+
+#: How many words of an asked name are read for the shorter names it holds ("caroline smith"
+#: finds "caroline" and "smith"): a name of four words has 40 shorter forms to compare.
+NAME_WORDS = 4
 
 
 @dataclass(frozen=True)
@@ -78,14 +83,18 @@ def where(filters: SearchFilters, now: datetime, dialect: Dialect) -> tuple[str,
 def speaker_clause(asked: str, mark: str) -> tuple[str, list[Any]]:
     """Memories said by ``asked`` (``memories.speaker``, case-folded when written): the user
     or the assistant by any of their aliases, or a name, matching every speaker whose name
-    holds all its words ("caroline" finds "caroline smith")."""
+    holds all its words ("caroline" finds "caroline smith") or whose name is made of some of
+    them ("caroline smith" finds "caroline"; the first ``NAME_WORDS`` words are read for that)."""
     party = normalise(asked)
     if party in (USER, ASSISTANT):
         return f"m.speaker = {mark}", [party]
     words = party.split()
-    tests = " AND ".join([f"(' ' || m.speaker || ' ') LIKE {mark} ESCAPE '!'"] * len(words))
-    return (f"(m.speaker NOT IN ('{USER}', '{ASSISTANT}') AND {tests})",
-            [f"% {_like_literal(w)} %" for w in words])
+    fuller = " AND ".join([f"(' ' || m.speaker || ' ') LIKE {mark} ESCAPE '!'"] * len(words))
+    shorter = sorted({" ".join(names) for size in range(1, min(len(words), NAME_WORDS + 1))
+                      for names in permutations(words[:NAME_WORDS], size)})
+    within = f" OR m.speaker IN ({', '.join([mark] * len(shorter))})" if shorter else ""
+    return (f"(m.speaker NOT IN ('{USER}', '{ASSISTANT}') AND (({fuller}){within}))",
+            [*(f"% {_like_literal(w)} %" for w in words), *shorter])
 
 
 def _like_literal(text: str) -> str:
