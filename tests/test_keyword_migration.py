@@ -63,16 +63,11 @@ def test_a_migration_numbered_below_applied_ones_still_runs(tmp_path: Path) -> N
     """Migrations written side by side get numbers out of order: a store that has 5-7 but
     not 4 gets 4 when it is opened."""
     path = tmp_path / "gap.db"
-    later = tuple(v for v, _, _ in sqlite_schema.MIGRATIONS if v != 4)
-    old_sqlite_store(path, later)
-    store = SQLiteStore(path)
-    try:
+    with stores.sqlite_store_without(path, 4, OLD_ROWS) as store:
         check_backfilled(store)
         with sqlite3.connect(path) as conn:
             applied = [v for (v,) in conn.execute("SELECT version FROM schema_migrations")]
         assert sorted(applied) == [v for v, _, _ in sqlite_schema.MIGRATIONS]
-    finally:
-        store.close()
 
 
 def test_postgres_m006_builds_the_index_of_an_older_store(pg_database) -> None:

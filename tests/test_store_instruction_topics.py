@@ -8,14 +8,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from helpers.old_stores import old_postgres_store, old_sqlite_store
+from helpers.old_stores import postgres_store_without, sqlite_store_without
 
 from memoryd.models import Memory, SchedulingState, SearchFilters
 from memoryd.retrieval.tokens import query_terms
-from memoryd.store import postgres_schema, sqlite_schema
 from memoryd.store.base import Actor, Store
-from memoryd.store.postgres import PostgresStore
-from memoryd.store.sqlite import SQLiteStore
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 ACTOR = Actor("test")
@@ -85,22 +82,10 @@ def stored_topics(store: Store) -> dict[str, str | None]:
 
 
 def test_sqlite_m009_fills_the_topics_of_an_older_store(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    old_sqlite_store(path, [v for v, _, _ in sqlite_schema.MIGRATIONS if v != 9], OLD)
-    store = SQLiteStore(path)
-    try:
-        assert store.schema_version >= 9
+    with sqlite_store_without(tmp_path / "old.db", 9, OLD) as store:
         assert stored_topics(store) == TOPICS
-    finally:
-        store.close()
 
 
 def test_postgres_m012_fills_the_topics_of_an_older_store(pg_database) -> None:
-    url = pg_database(migrated=False)
-    old_postgres_store(url, [v for v, _, _ in postgres_schema.MIGRATIONS if v != 12], OLD)
-    store = PostgresStore(url)
-    try:
-        assert store.schema_version >= 12
+    with postgres_store_without(pg_database(migrated=False), 12, OLD) as store:
         assert stored_topics(store) == TOPICS
-    finally:
-        store.close()

@@ -9,16 +9,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from helpers.old_stores import old_postgres_store, old_sqlite_store
+from helpers.old_stores import postgres_store_without, sqlite_store_without
 from pydantic import ValidationError
 
 from memoryd.errors import InvalidFilter
 from memoryd.models import Memory, SchedulingState, SearchFilters
 from memoryd.retrieval.tokens import query_terms
-from memoryd.store import postgres_schema, sqlite_schema
 from memoryd.store.base import Actor, Store
-from memoryd.store.postgres import PostgresStore
-from memoryd.store.sqlite import SQLiteStore
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 ACTOR = Actor("test")
@@ -142,25 +139,13 @@ OLD = [{"id": key, "content": SAID[key][0], "metadata": SAID[key][1]}
 
 
 def test_sqlite_m008_fills_the_speakers_of_an_older_store(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    old_sqlite_store(path, [v for v, _, _ in sqlite_schema.MIGRATIONS if v != 8], OLD)
-    store = SQLiteStore(path)
-    try:
-        assert store.schema_version >= 8
+    with sqlite_store_without(tmp_path / "old.db", 8, OLD) as store:
         check_old_speakers(store)
-    finally:
-        store.close()
 
 
 def test_postgres_m011_fills_the_speakers_of_an_older_store(pg_database) -> None:
-    url = pg_database(migrated=False)
-    old_postgres_store(url, [v for v, _, _ in postgres_schema.MIGRATIONS if v != 11], OLD)
-    store = PostgresStore(url)
-    try:
-        assert store.schema_version >= 11
+    with postgres_store_without(pg_database(migrated=False), 11, OLD) as store:
         check_old_speakers(store)
-    finally:
-        store.close()
 
 
 def check_old_speakers(store: Store) -> None:

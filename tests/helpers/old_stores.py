@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ import psycopg
 from psycopg import sql
 
 from memoryd.store import postgres_schema, sqlite_schema
+from memoryd.store.postgres import PostgresStore
+from memoryd.store.sqlite import SQLiteStore
 
 NOW_TS = 1_760_000_000.0
 
@@ -65,6 +68,34 @@ def old_postgres_store(url: str, versions: Iterable[int], rows: list[OldRow]) ->
                          f"created_at, updated_at, seq) VALUES ({', '.join(['%s'] * len(columns))}, "
                          "'fact', now(), now(), %s)",
                          [*(_json(row[c]) if c == "metadata" else row[c] for c in columns), seq])
+
+
+@contextmanager
+def sqlite_store_without(path: Path, version: int, rows: list[OldRow]) -> Iterator[SQLiteStore]:
+    """An SQLite store written before migration ``version`` (every other one applied, ``rows``
+    inserted by hand), opened by today's memoryd, which has applied ``version`` on opening."""
+    old_sqlite_store(path, [v for v, _, _ in sqlite_schema.MIGRATIONS if v != version], rows)
+    store = SQLiteStore(path)
+    try:
+        with sqlite3.connect(path) as conn:
+            assert version in sqlite_schema.applied_versions(conn)
+        yield store
+    finally:
+        store.close()
+
+
+@contextmanager
+def postgres_store_without(url: str, version: int, rows: list[OldRow]) -> Iterator[PostgresStore]:
+    """:func:`sqlite_store_without` for a PostgreSQL database created without migrations."""
+    old_postgres_store(url, [v for v, _, _ in postgres_schema.MIGRATIONS if v != version], rows)
+    store = PostgresStore(url)
+    try:
+        with psycopg.connect(url) as conn:
+            applied = {v for (v,) in conn.execute("SELECT version FROM memoryd.schema_migrations")}
+        assert version in applied
+        yield store
+    finally:
+        store.close()
 
 
 def _columns(row: OldRow) -> list[str]:

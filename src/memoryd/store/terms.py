@@ -17,7 +17,8 @@ memory it describes:
   names none), which the ``speaker`` search filter reads;
 - ``memories.instruction_topic``: the topic of the standing instruction the memory states
   (:func:`memoryd.retrieval.instructions.instruction_topic` of its content; NULL for most),
-  which the candidate statements hand to the ranking, so that a search reads no text for it.
+  which the candidate statements hand to the ranking, so that a search reads no text for it
+  (a change to how either column is read from a memory needs a migration that fills it again).
 
 A backend describes each write with a :class:`TermChanges` ("this memory now holds this
 text", "this memory's terms go") and calls :func:`apply_changes` before its transaction
