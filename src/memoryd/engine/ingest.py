@@ -10,7 +10,8 @@ reinforces, updates, supersedes or merges a memory outside its own. :func:`gatin
              the previous content stays in its history);
 * SUPERSEDE  a correction or contradiction: a new memory; the old one gets
              ``valid_until`` and ``superseded_by`` and leaves default search results;
-* MERGE      several near-duplicates: folded into the closest one, the others superseded.
+* MERGE      several near-duplicates of one agent and scope: folded into the closest one,
+             the others superseded.
 
 Each decision is written in one transaction; new and changed memories are classified into
 domains in it. ``force_create`` skips the gate.
@@ -89,6 +90,14 @@ def _ingest_one(
                             reason=reason, memory=memory)
     gate = gating.decide(new.content, candidates, ctx.gating)
     targets = [stored[i] for i in gate.target_ids if i in stored]
+    if gate.decision == "merge" and not all(_kin(t, targets[0]) for t in targets):
+        # A merge folds memories of one agent and scope only: a caller who sees several
+        # agents' (an unbound key) must not carry one agent's text into a memory another
+        # reads, nor hide an agent's memory behind one it cannot see. Decide again among
+        # the closest target's own.
+        kin = [c for c in candidates if _kin(stored[c.id], targets[0])]
+        gate = gating.decide(new.content, kin, ctx.gating)
+        targets = [stored[i] for i in gate.target_ids if i in stored]
     if gate.decision == "create" or not targets:
         memory = _create(ctx, new, vector, candidates, now)
         return IngestResult(decision="create", memory_id=memory.id, similarity=top,
@@ -108,6 +117,11 @@ def _ingest_one(
     memory, merged = _merge(ctx, targets, new, now)
     return IngestResult(decision="merge", memory_id=memory.id, similarity=gate.similarity,
                         merged_ids=merged, reason=gate.reason, memory=memory)
+
+
+def _kin(memory: Memory, other: Memory) -> bool:
+    """Whether two memories have the same scope and agent (a merge folds only those)."""
+    return memory.scope == other.scope and memory.agent_id == other.agent_id
 
 
 def _neighbour_edges(ctx: EngineContext, memory: Memory, candidates: list[gating.Candidate],
