@@ -32,6 +32,8 @@ KEYS = {
     "writer": {"scopes": ["read", "write"]},
     "home": {"scopes": ["read", "write"], "domains": ["home"]},
     "home_reader": {"scopes": ["read"], "domains": ["home"]},
+    "bot": {"scopes": ["read", "write"], "agent_id": "bot-1"},
+    "alpha": {"scopes": ["read", "write"], "memory_scope": "project:alpha"},
 }
 NETWORK_TEXT = "The core routers peer over eBGP and VLAN 40 carries the backup traffic"
 HOME_TEXT = "The heat pump drew 11 kWh last night and the solar battery is full"
@@ -139,6 +141,31 @@ def test_rest_domain_listing_shows_only_the_keys_domains(server: LiveServer) -> 
         assert home.get("/api/v1/domains/home").json()["name"] == "home"
         assert len(writer.get("/api/v1/domains").json()["domains"]) == 4
         assert "centroid" not in writer.get("/api/v1/domains/home").json()
+
+
+@pytest.mark.parametrize("key", ["bot", "alpha"])
+def test_a_key_bound_to_an_agent_or_scope_learns_no_domain_names(server: LiveServer,
+                                                                   key: str) -> None:
+    """Domain names come from every scope's and agent's memories: a key bound to an agent or
+    scope cannot list them, and naming a domain (unknown or not) in a filter or in
+    X-Memoryd-Domain neither lists them nor tells it which names exist."""
+    names = ("network", "home", "rust", "cooking")
+    with server.client(key) as client:
+        assert client.get("/api/v1/domains").status_code == 403
+        for domain in ("nowhere", "network"):
+            header = {"X-Memoryd-Domain": domain}
+            for method, path, params, body, headers in (
+                    ("POST", "/api/v1/search", None, {"query": "routers", "domains": [domain]},
+                     None),
+                    ("GET", "/api/v1/memories", {"domains": domain}, None, None),
+                    ("POST", "/api/v1/search", None, {"query": "routers"}, header),
+                    ("POST", "/api/v1/recall", None, {"prompt": "routers"}, header),
+            ):
+                response = client.request(method, path, params=params, json=body,
+                                          headers=headers)
+                assert response.status_code == 200, (domain, path, response.text)
+                leaked = [n for n in names if n != domain and n in response.text]
+                assert not leaked, (domain, path, leaked, response.text)
 
 
 # --------------------------------------------------------------------------- REST: writing

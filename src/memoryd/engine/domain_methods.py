@@ -80,12 +80,13 @@ class DomainMethods:
 
     def _reading(self, filters: SearchFilters) -> SearchFilters:
         """A reader's filters: the default domains when they name none, narrowed to what the
-        caller may see; a domain nobody has is InvalidFilter (unless the key is limited to
-        domains: it learns of no other names)."""
+        caller may see; a domain nobody has is InvalidFilter naming the domains there are.
+        A bound caller (scope, agent or domains) learns of no names: a domain it names that
+        nobody has matches nothing (domain names come from every scope's memories)."""
         access = self._ctx.access
         out = access.with_default(filters)
         asked = filters.domains is not None or bool(access.default_domains)
-        if access.domains is None and asked and out.domains:
+        if not access.restricted and asked and out.domains:
             known = {d.name for d in self._ctx.store.list_domains()}
             unknown = [n for n in out.domains if n not in known]
             if unknown:
