@@ -17,7 +17,7 @@ def world(request, shared_embedder, tmp_path_factory) -> Iterator[World]:
 
 def _search(world: World, caller: str, query: str, **extra) -> dict:
     with world.client(caller) as client:
-        response = client.post("/api/v1/search", json={"query": query, "limit": 50, **extra})
+        response = client.post("/api/v1/search", json={"query": query, **extra})
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -51,3 +51,31 @@ def test_an_unbound_writers_merge_does_not_fold_one_agents_memory_into_anothers(
         mine = world.memory(made[caller]["id"])
         assert mine.superseded_by is None or \
             world.memory(mine.superseded_by).agent_id == mine.agent_id
+
+
+# --- spreading activation ----------------------------------------------------------------------
+def test_associations_do_not_walk_through_memories_the_key_cannot_see(world: World):
+    """bot-1's memories A and B are linked only through bot-2's memory F (as an unbound
+    writer's session or similarity edges link them): a search by bot-1 that finds A does not
+    bring B along, as exploring from A does not reach it; the writer, who sees F, gets B."""
+    a = world.create("bot", "The greenhouse orchid misting valve opens at dawn (ref zqv1)")
+    b = world.create("bot", "Invoices from the timber yard are paid by bank transfer (ref zqv2)")
+    f = world.create("bot2", "The rain barrel overflow drains towards the compost (ref zqv3)")
+    for text in ("Seedlings in the potting room want more light in winter",
+                 "The garden hose reel hangs behind the shed door",
+                 "Ferns on the north windowsill are watered on Sundays"):
+        world.create("bot", text)  # closer to the query than B, so B is no direct hit
+    world.server.engine.link(a["id"], f["id"], "related", 1.0)
+    world.server.engine.link(f["id"], b["id"], "related", 1.0)
+    query = "greenhouse orchid misting valve at dawn"
+
+    def associations(caller: str) -> set[str]:
+        results = _search(world, caller, query, limit=4)["results"]
+        assert results[0]["id"] == a["id"] and not results[0]["association"]
+        return {r["id"] for r in results if r["association"]}
+
+    assert b["id"] in associations("writer")  # reached through F
+    assert not associations("bot") & {b["id"], f["id"]}, "reached through bot-2's memory"
+    with world.client("bot") as client:
+        hood = client.get(f"/api/v1/memories/{a['id']}/neighbours")
+    assert hood.status_code == 200 and b["id"] not in hood.text

@@ -150,7 +150,9 @@ def associated_hits(ctx: EngineContext, hits: list[SearchHit],
     """Memories reached by spreading activation from the top relevant hits, as hits marked
     ``association=True``, strongest first; the hits themselves are never among them.
 
-    Seeds are the first ``activation_seeds`` hits that reach the recall threshold, activated
+    Activation flows only through memories the caller may see (as :func:`explore` walks), so
+    a bound caller learns nothing of the paths that run through others' memories. Seeds are
+    the first ``activation_seeds`` hits that reach the recall threshold, activated
     with their score relative to the best seed (the best starts at 1). A memory reached
     (that passes the filters) scores ``activation × the weakest seed's score``: never more
     than a hit it was reached from.
@@ -165,7 +167,7 @@ def associated_hits(ctx: EngineContext, hits: list[SearchHit],
     params = ActivationParams(settings.activation_decay, settings.activation_hops,
                               settings.activation_threshold)
     reached = spread({h.memory.id: h.score / best for h in seeds},
-                     lambda ids: ctx.store.edges_of(ids, now=now), params)
+                     lambda ids: _visible_edges(ctx, ids, now), params)
     known = {h.memory.id for h in hits}
     newcomers = [mid for mid in reached if mid not in known]
     if not newcomers:
@@ -176,3 +178,14 @@ def associated_hits(ctx: EngineContext, hits: list[SearchHit],
                      association=True)
            for mid, memory in ctx.get_many(sorted(allowed)).items()]
     return sorted(out, key=lambda h: (-h.score, h.memory.id))
+
+
+def _visible_edges(ctx: EngineContext, ids: list[str], now: datetime) -> list[Edge]:
+    """The edges of ``ids`` whose both ends the caller may see (all of them when it is not
+    bound)."""
+    edges = ctx.store.edges_of(ids, now=now)
+    if not ctx.access.restricted or not edges:
+        return edges
+    ends = sorted({e.source_id for e in edges} | {e.target_id for e in edges})
+    visible = ctx.store.matching_ids(ends, ctx.filters(include_superseded=True), now=now)
+    return [e for e in edges if e.source_id in visible and e.target_id in visible]
