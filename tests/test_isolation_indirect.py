@@ -79,3 +79,25 @@ def test_associations_do_not_walk_through_memories_the_key_cannot_see(world: Wor
     with world.client("bot") as client:
         hood = client.get(f"/api/v1/memories/{a['id']}/neighbours")
     assert hood.status_code == 200 and b["id"] not in hood.text
+
+
+# --- consolidation (last: it changes the whole store) -----------------------------------------
+def test_consolidation_merges_and_links_within_one_agent(world: World):
+    """Copies of one fact written without an agent label (by the writer) and by bot-1 and
+    bot-2: consolidation folds copies of the same scope and agent only, so neither bot's
+    memory ends up superseded by (and pointing to) a memory outside its view, and links
+    none of them to another agent's."""
+    fact = "The lighthouse lens is polished with chamois leather every third Tuesday morning"
+    made = {caller: world.create(caller, fact) for caller in ("writer", "bot", "bot2")}
+    with world.client("writer") as client:
+        response = client.post("/api/v1/consolidate", json={})
+    assert response.status_code == 200, response.text
+    for caller in ("bot", "bot2"):
+        mine = world.memory(made[caller]["id"])
+        assert mine.superseded_by is None, (caller, response.text)
+        with world.client(caller) as client:
+            listed = client.get("/api/v1/memories", params={"limit": 1000}).text
+        assert made[caller]["id"] in listed
+        edges = world.server.engine.store.edges_of([mine.id])
+        others = {e.target_id if e.source_id == mine.id else e.source_id for e in edges}
+        assert all(world.memory(o).agent_id == mine.agent_id for o in others), caller

@@ -20,7 +20,7 @@ from memoryd.cognition import scheduling
 from memoryd.cognition.states import tier_for
 from memoryd.engine.context import EngineContext
 from memoryd.engine.domain_discovery import recluster
-from memoryd.engine.graph import similar_edges
+from memoryd.engine.graph import same_agent, similar_edges
 from memoryd.errors import InvalidInput, MaintenanceBusy
 from memoryd.models import ConsolidationReport, Edge, GcReport, Memory
 from memoryd.store.base import Actor
@@ -110,7 +110,8 @@ def _merge_duplicates(ctx: EngineContext, recent: list[Memory], dry_run: bool) -
             vectors[memory.id], ctx.filters(scope=memory.scope, agent_id=memory.agent_id),
             now=now, limit=5,
         )
-        dupes = [h.memory_id for h in hits if h.memory_id != memory.id
+        kin = same_agent(ctx, memory, [h.memory_id for h in hits])
+        dupes = [h.memory_id for h in hits if h.memory_id != memory.id and h.memory_id in kin
                  and h.memory_id not in gone and h.similarity >= DUPLICATE_SIMILARITY]
         if not dupes:
             continue

@@ -68,13 +68,23 @@ def similar_edges(ctx: EngineContext, memory: Memory, vector: np.ndarray,
         vector, ctx.filters(scope=memory.scope, agent_id=memory.agent_id), now=ctx.clock(),
         limit=settings.link_max + 1,
     )
+    kin = same_agent(ctx, memory, [h.memory_id for h in hits])
     return [
         Edge(source_id=memory.id, target_id=h.memory_id, edge_type="similar",
              weight=round(float(h.similarity), 4), created_at=memory.created_at)
         for h in hits
-        if h.memory_id != memory.id and h.memory_id not in exclude
+        if h.memory_id in kin and h.memory_id != memory.id and h.memory_id not in exclude
         and h.similarity >= settings.link_similarity
     ][: settings.link_max]
+
+
+def same_agent(ctx: EngineContext, memory: Memory, ids: list[str]) -> set[str]:
+    """Those of ``ids`` (found with the filter ``agent_id=memory.agent_id``) whose agent is
+    ``memory``'s. The filter is exact for an agent; without one it matches every agent's
+    memories, so those are read and the ones with an agent left out."""
+    if memory.agent_id is not None or not ids:
+        return set(ids)
+    return {i for i, m in ctx.store.get_many(ids).items() if m.agent_id is None}
 
 
 def session_edges(ctx: EngineContext, memories: list[Memory]) -> list[Edge]:
