@@ -240,3 +240,27 @@ def test_tasks_over_rest_and_mcp(live, log) -> None:
     assert not ended.is_error, ended.content[0].text
     memory = ended.structured_content["memory"]["memory"]
     assert memory["category"] == "task.completed" and "The docs site is live" in memory["content"]
+
+
+def test_no_wait_watches_a_project_graph_file(live, log) -> None:
+    """A project's graph file (<root>/.knowledge/graph.json) mirrors every agent's nodes of
+    the project, including those a bound key cannot read: like the store, no key may tail
+    it, its temporary files or a symlink to it."""
+    root = log.parent / "graphproj"
+    root.mkdir()
+    with live.client("writer") as writer:
+        made = writer.post("/api/v1/graph/write", json={"project": str(root), "nodes": [
+            {"id": "vault", "name": "Vault note", "body": "The vault code is zqw991"}]})
+        assert made.status_code == 200, made.text
+    graph_file = root / ".knowledge" / "graph.json"
+    assert "zqw991" in graph_file.read_text()
+    link = log.parent / "graph-notes.log"
+    link.symlink_to(graph_file)
+    for key in ("bot", "alpha", "writer", "admin"):
+        with live.client(key) as client:
+            for target in (graph_file, graph_file.with_name("graph.json.x1.tmp"), link):
+                answer = client.post("/api/v1/waits", json={"target": f"file:{target}",
+                                                             "criteria": "/zqw/",
+                                                             "timeout_s": 30})
+                assert answer.status_code == 422, (key, target, answer.text)
+                assert "memoryd's own files" in answer.json()["error"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memoryd.config import Settings, config_file_path
+from memoryd.graph.jsonfile import project_graph_path
 from memoryd.waits import (
     FrameJudge,
     VisionClient,
@@ -32,6 +33,11 @@ def vision_config(settings: Settings) -> VisionConfig | None:
                         api_key=_secret(settings.wait_vision_api_key))
 
 
+# The directory of a project's graph file (<root>/.knowledge/graph.json): the file mirrors
+# every agent's nodes of the project, so no wait watches in it.
+GRAPH_DIR = project_graph_path("/").parent.name
+
+
 def memoryd_files(settings: Settings) -> tuple[Path, ...]:
     """memoryd's own files, which no wait may watch: the home directory, the config file and
     an SQLite store elsewhere (with its -wal/-shm siblings, by the name-prefix rule)."""
@@ -44,13 +50,13 @@ def memoryd_files(settings: Settings) -> tuple[Path, ...]:
 
 def wait_policy(settings: Settings) -> WaitPolicy:
     """What waits may watch: files under ``wait_allowed_roots`` (default the home
-    directory) but never memoryd's own; commands, link-local addresses and the screen only
+    directory) but never memoryd's own (nor a project's graph file); commands, link-local addresses and the screen only
     when enabled. Keys bound to a scope or agent may watch files only under roots that were
     configured explicitly."""
     explicit = tuple(Path(p).expanduser() for p in settings.wait_allowed_roots)
     roots = explicit or (Path.home(),)
     return WaitPolicy(allowed_roots=roots, confined_roots=explicit,
-                      denied_paths=memoryd_files(settings),
+                      denied_paths=memoryd_files(settings), denied_dirs=(GRAPH_DIR,),
                       allow_link_local=settings.wait_allow_link_local,
                       display=settings.wait_display, tmux_socket=settings.wait_tmux_socket,
                       vision=vision_config(settings) is not None,

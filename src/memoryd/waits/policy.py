@@ -76,6 +76,9 @@ class WaitPolicy:
     denied_paths: never watched, whatever the roots: memoryd's own files (the store and its
     journal files, the home directory, the config file). A path here denies itself, what
     is under it, and siblings that extend its name (``memoryd.db-wal``).
+    denied_dirs: directory names never watched in, whatever the roots: memoryd's own
+    directories inside projects (``.knowledge``, whose graph file mirrors every agent's
+    nodes of the project).
     confined_roots: the only roots a *confined* request (one from a key bound to a scope or
     agent) may watch files under; empty means none. Such a request may not watch terminals,
     windows, the screen or commands either, and its URLs must reach public addresses.
@@ -91,5 +94,6 @@ class WaitPolicy:
     allow_spawn: bool = False
     max_watching: int = 200
     denied_paths: tuple[Path, ...] = ()
+    denied_dirs: tuple[str, ...] = ()
     confined_roots: tuple[Path, ...] = ()
     ladders: dict[str, PollingLadder] = field(default_factory=lambda: dict(LADDERS))

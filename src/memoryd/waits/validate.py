@@ -38,10 +38,12 @@ def _denied(resolved: Path, denied: Path) -> bool:
 
 
 def check_file_root(path: Path, policy: WaitPolicy, *, confined: bool = False) -> None:
-    """Refuse a denied path (memoryd's own files) and a path outside every allowed root
-    (for a confined request: outside every confined root); symlinks resolved."""
+    """Refuse a denied path or a path in a denied directory (memoryd's own files) and a
+    path outside every allowed root (for a confined request: outside every confined root);
+    symlinks resolved."""
     resolved = path.resolve()
-    if any(_denied(resolved, d) for d in policy.denied_paths):
+    if any(_denied(resolved, d) for d in policy.denied_paths) or \
+            set(resolved.parts) & set(policy.denied_dirs):
         raise TargetNotAllowed("target", f"{path} is one of memoryd's own files")
     allowed = policy.confined_roots if confined else policy.allowed_roots
     if not allowed:
