@@ -81,6 +81,33 @@ def test_associations_do_not_walk_through_memories_the_key_cannot_see(world: Wor
     assert hood.status_code == 200 and b["id"] not in hood.text
 
 
+# --- knowledge-graph files ---------------------------------------------------------------------
+def test_graph_file_merge_conflicts_show_no_foreign_node(world: World, tmp_path):
+    """A project's graph file mirrors every agent's nodes. When a node written by another key
+    was changed both in the file (a hand edit) and in the store since the last sync, the
+    sync a bound key's kg_read triggers merges it, but the conflict it reports to that key
+    must not carry the node's versions (bot-1 cannot read the node)."""
+    root = tmp_path / "lighthouse"
+    root.mkdir()
+    with world.client("writer") as writer:
+        made = writer.post("/api/v1/graph/write", json={"project": str(root), "nodes": [
+            {"id": "vault", "name": "Vault note", "body": "The vault code is zqf1"}]})
+        assert made.status_code == 200, made.text
+        scope = made.json()["scope"]
+        node = next(h for h in writer.post("/api/v1/graph/search", json={
+            "query": "vault note", "project": str(root)}).json()["results"] if h["id"] == "vault")
+        changed = writer.patch(f"/api/v1/memories/{node['memory_id']}",
+                               json={"content": "Vault note\nThe vault code is zqf2"})
+        assert changed.status_code == 200, changed.text
+    graph_file = root / ".knowledge" / "graph.json"
+    graph_file.write_text(graph_file.read_text().replace("zqf1", "zqf3"))
+    with world.client("bot") as bot:
+        core = bot.get("/api/v1/graph/core", params={"project": str(root)})
+    assert core.status_code == 200, core.text
+    assert scope in core.text
+    assert not any(m in core.text for m in ("zqf1", "zqf2", "zqf3")), core.text
+
+
 # --- consolidation (last: it changes the whole store) -----------------------------------------
 def test_consolidation_merges_and_links_within_one_agent(world: World):
     """Copies of one fact written without an agent label (by the writer) and by bot-1 and

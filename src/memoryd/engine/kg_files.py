@@ -31,6 +31,7 @@ from memoryd.graph.jsonfile import (
     read_graph_file,
     write_graph_text,
 )
+from memoryd.graph.memories import node_memory_id
 from memoryd.graph.merge import (
     Conflict,
     MergeResult,
@@ -91,7 +92,7 @@ def sync(ctx: EngineContext, scope: str, path: Path, cache: GraphCache) -> SyncO
         if _fresh(whole, scope, path, load(whole, scope, cache), state):
             cache.files[str(path)] = state
             return SyncOutcome()
-        outcome = _merge_file(whole, scope, path, cache)
+        outcome = _merge_file(whole, scope, path, cache, viewer=ctx)
         outcome.written = _write_file(whole, scope, path, cache)
     return outcome
 
@@ -104,14 +105,16 @@ def write_through(ctx: EngineContext, scope: str, path: Path | None, cache: Grap
         return change(), SyncOutcome()
     whole = _whole(ctx)
     with graph_file_lock(path):
-        outcome = _merge_file(whole, scope, path, cache)
+        outcome = _merge_file(whole, scope, path, cache, viewer=ctx)
         result = change()
         outcome.written = _write_file(whole, scope, path, cache)
     return result, outcome
 
 
-def _merge_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache) -> SyncOutcome:
-    """Merge the file into the store (under its lock); GraphFileError leaves both as they were."""
+def _merge_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache, *,
+                viewer: EngineContext) -> SyncOutcome:
+    """Merge the file into the store (under its lock); GraphFileError leaves both as they were.
+    The conflicts reported are those ``viewer`` (who triggered the sync) may be told of."""
     state = ctx.store.graph_file(str(path))
     loaded = load(ctx, scope, cache)
     if _fresh(ctx, scope, path, loaded, state) or signature(path) is None:
@@ -124,8 +127,19 @@ def _merge_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache) -
     plan = WritePlan(scope)
     _plan_merge(ctx, plan, result)
     apply(ctx, plan)
-    conflicts = [to_conflict(scope, c) for c in result.conflicts]
+    conflicts = [to_conflict(scope, c) for c in shown(viewer, scope, result.conflicts)]
     return SyncOutcome(conflicts=conflicts, merged=len(result.to_store))
+
+
+def shown(viewer: EngineContext, scope: str, conflicts: list[Conflict]) -> list[Conflict]:
+    """The conflicts ``viewer`` may be told of: those of nodes it may see (of an edge, both
+    ends). The file mirrors every agent's nodes; a conflict carries both versions of one."""
+    if not viewer.access.restricted or not conflicts:
+        return conflicts
+    ends = [[c.key] if isinstance(c.key, str) else [c.key[0], c.key[2]] for c in conflicts]
+    ids = {s: node_memory_id(scope, s) for names in ends for s in names}
+    visible = viewer.get_many(sorted(set(ids.values())))
+    return [c for c, names in zip(conflicts, ends) if all(ids[s] in visible for s in names)]
 
 
 def _plan_merge(ctx: EngineContext, plan: WritePlan, result: MergeResult) -> None:
