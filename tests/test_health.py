@@ -20,8 +20,11 @@ def server(shared_embedder, tmp_path, monkeypatch):
     live = start_server(
         tmp_path,
         shared_embedder,
-        key_specs={"reader": {"scopes": ["read"]}, "gone": {"scopes": ["read"]}},
+        key_specs={"reader": {"scopes": ["read"]}, "gone": {"scopes": ["read"]},
+                   "bot": {"scopes": ["read", "write"], "agent_id": "bot-1"},
+                   "alpha": {"scopes": ["read"], "memory_scope": "project:alpha"}},
         allow_anonymous=True,
+        mcp_tools="full",
     )
     yield live
     live.stop()
@@ -44,6 +47,31 @@ def test_health_with_a_key_has_the_details(server, shared_embedder) -> None:
     assert body["store"]["ok"] is True and body["store"]["memories"] == 2
     assert body["embedder"]["model_id"] == shared_embedder.model_id
     assert body["embedder"]["loaded"] is True  # the shared model is loaded
+
+
+def test_a_bound_key_is_not_told_how_many_memories_the_store_holds(server) -> None:
+    """The count covers every scope and agent (stats is refused to a bound key for that):
+    the details a key bound to an agent or scope gets, over REST and MCP, leave it out."""
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def tool(key: str) -> dict:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.keys[key]}"},
+                                  timeout=60)
+        async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as c:
+            return (await c.call_tool("health", {})).structured_content
+
+    for key in ("bot", "alpha"):
+        with server.client(key) as client:
+            body = client.get("/health").json()
+        assert body["status"] == "ok" and body["store"]["ok"] is True
+        assert "memories" not in body["store"], key
+        answer = asyncio.run(tool(key))
+        assert answer["status"] == "ok" and "memories" not in answer["store"], key
+    assert asyncio.run(tool("reader"))["store"]["memories"] == 2
 
 
 def test_a_revoked_key_does_not_unlock_the_details(server) -> None:

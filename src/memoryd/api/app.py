@@ -37,7 +37,8 @@ from memoryd.api.routes import add_routes, response_links
 from memoryd.config import Settings
 from memoryd.errors import InvalidInput, MemorydError, NoKeysConfigured
 from memoryd.mcp.server import build_server, http_caller
-from memoryd.operations import CALLER_SCOPE_KEY, Caller, health_report
+from memoryd.operations import CALLER_SCOPE_KEY, Caller, health_report, invoke
+from memoryd.operations.admin import HealthOutput
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
@@ -192,10 +193,12 @@ def _add_health_routes(app: FastAPI) -> None:
         engine: Engine | None = getattr(app.state, "engine", None)
         if engine is None:
             return JSONResponse({"status": "starting"}, status_code=503)
-        report = health_report(engine)
-        status = 200 if report.status == "ok" else 503
         caller = request.scope.get(CALLER_SCOPE_KEY)
-        if isinstance(caller, Caller) and caller.key_id is not None:
+        keyed = isinstance(caller, Caller) and caller.key_id is not None
+        report = invoke(engine, "health", {}, caller) if keyed else health_report(engine)
+        assert isinstance(report, HealthOutput)
+        status = 200 if report.status == "ok" else 503
+        if keyed:
             return JSONResponse(report.model_dump(mode="json"), status_code=status)
         return JSONResponse({"status": report.status}, status_code=status)
 

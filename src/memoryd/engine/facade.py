@@ -360,8 +360,13 @@ class Engine(AdminMethods, WorkMethods, DomainMethods):
         return data
 
     def health(self) -> dict[str, Any]:
-        """A cheap check that the store answers; raises StoreError when it does not."""
-        return self._ctx.store.health()
+        """A cheap check that the store answers; raises StoreError when it does not. A bound
+        caller is not told how many memories the store holds (they span every scope and
+        agent, as :meth:`stats` does)."""
+        data = self._ctx.store.health()
+        if self._ctx.access.restricted:
+            data.pop("memories", None)
+        return data
 
     @property
     def model_ready(self) -> bool:
