@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from memoryd.engine.checks import screen_fields
 from memoryd.engine.context import EngineContext
 from memoryd.engine.ingest import ingest_many
+from memoryd.engine.keys import bound_agents
 from memoryd.engine.task_summary import latest_summary, refresh_summary
 from memoryd.errors import Forbidden, InvalidInput, TaskNotFound, validation_message
 from memoryd.llm import ChatClient
@@ -189,7 +190,7 @@ def complete_task(ctx: EngineContext, task_id: str, *, status: str = "completed"
     [result] = ingest_many(ctx, [{
         "content": content, "node_type": "task", "category": f"task.{status}",
         "tags": ["task", status], "source": f"task:{task.id}", "scope": task.scope,
-        "agent_id": task.agent_id,
+        "agent_id": _writer_for(ctx, task),
         "metadata": {"task_id": task.id, "status": status, "name": task.name,
                      "steps_done": task.steps_done, "steps": len(task.plan)},
     }])
@@ -200,6 +201,16 @@ def complete_task(ctx: EngineContext, task_id: str, *, status: str = "completed"
                                             memory_id=result.memory_id))
     summary = refresh_summary(ctx, task, chat, force=True)
     return TaskOutcome(task=task, memory=result, summary=summary.content if summary else "")
+
+
+def _writer_for(ctx: EngineContext, task: Task) -> str | None:
+    """The agent the memory of ``task`` is written as: the task's, unless that agent has a key
+    of its own and the caller is not it (only that key writes in its name, as with
+    X-Agent-Id); then the caller's own (None: the acting agent, stamped on write)."""
+    agent = task.agent_id
+    if agent is None or agent in (ctx.actor.agent_id, ctx.access.agent_id):
+        return agent
+    return None if agent in bound_agents(ctx) else agent
 
 
 def add_system_message(ctx: EngineContext, task_id: str, content: str, **metadata: Any) -> None:
