@@ -149,3 +149,29 @@ def test_completing_another_agents_task_writes_no_memory_in_its_name(world: Worl
     with world.client("bot2") as bot2:
         listed = bot2.get("/api/v1/memories", params={"limit": 1000})
     assert listed.status_code == 200 and "zqt404" not in listed.text
+
+
+def test_a_link_to_a_foreign_node_does_not_name_it_to_the_bound_key(world: World):
+    """An unbound writer links bot-1's user-graph node to bot-2's (the writer sees both): the
+    edge's record on bot-1's node, in bot-1's change feed and history, must not carry the id
+    of bot-2's node (a slug of its name)."""
+    with world.client("bot") as bot:
+        assert bot.post("/api/v1/graph/write", json={"graph": "user", "nodes": [
+            {"id": "bot1-kettle", "name": "Kettle descaling", "body": "Monthly"}]}
+        ).status_code == 200
+    with world.client("bot2") as bot2:
+        assert bot2.post("/api/v1/graph/write", json={"graph": "user", "nodes": [
+            {"id": "zqn-divorce-lawyer", "name": "Divorce lawyer", "body": "Call Tuesday"}]}
+        ).status_code == 200
+    with world.client("writer") as writer:
+        linked = writer.post("/api/v1/graph/link", json={
+            "graph": "user", "source": "bot1-kettle", "target": "zqn-divorce-lawyer"})
+        assert linked.status_code == 200, linked.text
+    with world.client("bot") as bot:
+        feed = bot.get("/api/v1/graph/changes", params={"since": 0, "limit": 1000})
+        node = bot.post("/api/v1/graph/search", json={"query": "kettle descaling",
+                                                      "graph": "user"}).json()["results"][0]
+        history = bot.get(f"/api/v1/memories/{node['memory_id']}/history")
+    assert feed.status_code == 200 and history.status_code == 200
+    assert "zqn" not in feed.text, feed.text
+    assert "zqn" not in history.text, history.text

@@ -37,6 +37,7 @@ from memoryd.engine.checks import check_content, check_min_score, check_query, p
 from memoryd.engine.context import Access, Clock, EngineContext
 from memoryd.engine.facade_work import WorkMethods
 from memoryd.engine.kg_facade import KnowledgeGraphs
+from memoryd.engine.kg_feed import visible_details
 from memoryd.engine.domain_auto import AutoDiscovery
 from memoryd.engine.domain_discovery import discover as discover_domains
 from memoryd.engine.domain_methods import DomainMethods
@@ -280,6 +281,9 @@ class Engine(AdminMethods, WorkMethods, DomainMethods):
             memory = self._ctx.store.get(memory_id)
             if memory is None or not self._ctx.access.allows(memory):
                 raise MemoryNotFound(memory_id)
+            return [e.model_copy(update={"details": visible_details(self._ctx, memory.scope,
+                                                                     e.details)})
+                    for e in entries]
         return entries
 
     def versions(self, memory_id: str) -> list[Memory]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from memoryd.engine.context import EngineContext
 from memoryd.engine.kg_targets import read_targets, write_target
 from memoryd.engine.search import SearchOptions, run_search
-from memoryd.graph.memories import KG_KEY, is_node, memory_to_node
+from memoryd.graph.memories import KG_KEY, is_node, memory_to_node, node_memory_id
 from memoryd.models import HistoryEntry, Memory, SearchHit
 from memoryd.models.knowledge import GraphChange, GraphChanges, GraphHit, ScopedNode
 
@@ -64,7 +64,7 @@ def changes(ctx: EngineContext, since: int, *, project: str | None = None,
         page = ctx.store.changes_since(cursor, limit=_PAGE)
         memories = ctx.get_many(list({e.memory_id for e in page}))
         for entry in page:
-            change = _change(entry, memories.get(entry.memory_id), scopes,
+            change = _change(ctx, entry, memories.get(entry.memory_id), scopes,
                              removals=ctx.access.agent_id is None)
             cursor = entry.seq
             if change is not None:
@@ -78,15 +78,16 @@ def changes(ctx: EngineContext, since: int, *, project: str | None = None,
     return GraphChanges(since=since, next=cursor, more=more, changes=found)
 
 
-def _change(entry: HistoryEntry, memory: Memory | None, scopes: set[str], *,
-            removals: bool) -> GraphChange | None:
+def _change(ctx: EngineContext, entry: HistoryEntry, memory: Memory | None, scopes: set[str],
+            *, removals: bool) -> GraphChange | None:
     if memory is not None:
         if not is_node(memory) or memory.scope not in scopes:
             return None
         slug = memory.metadata[KG_KEY]["slug"]
         return GraphChange(seq=entry.seq, at=entry.at, operation=entry.operation,
                            scope=memory.scope, id=slug, memory_id=memory.id,
-                           node=_scoped(memory), details=_details(entry))
+                           node=_scoped(memory),
+                           details=visible_details(ctx, memory.scope, _details(entry)))
     # A removed node is gone, so whose it was cannot be checked: a caller bound to an agent
     # (who sees only its own agent's nodes) is not told about removals.
     removed = entry.details if removals and entry.operation == "kg_remove" else None
@@ -100,3 +101,22 @@ def _change(entry: HistoryEntry, memory: Memory | None, scopes: set[str], *,
 def _details(entry: HistoryEntry) -> dict:
     """What a change says beyond the node itself (old text is left out)."""
     return {k: v for k, v in entry.details.items() if k in ("edges", "scope", "slug", "reason")}
+
+
+def visible_details(ctx: EngineContext, scope: str, details: dict) -> dict:
+    """A node's history details with only the edges (``{"edges": {"added": [[type, target,
+    weight]], "removed": [[type, target]]}}``) to nodes the caller may see: a link an unbound
+    caller made to another agent's node names that node (its id is a slug of its name)."""
+    edges = details.get("edges")
+    if not ctx.access.restricted or not isinstance(edges, dict):
+        return details
+    ends = {e[1]: node_memory_id(scope, e[1]) for items in edges.values()
+            for e in items if isinstance(e, list) and len(e) > 1 and isinstance(e[1], str)}
+    seen = ctx.get_many(sorted(set(ends.values())))
+    kept = {kind: [e for e in items if isinstance(e, list) and len(e) > 1
+                   and ends.get(e[1]) in seen]
+            for kind, items in edges.items()}
+    out = {k: v for k, v in details.items() if k != "edges"}
+    if any(kept.values()):
+        out["edges"] = {kind: items for kind, items in kept.items() if items}
+    return out
