@@ -50,9 +50,9 @@ def memoryd_files(settings: Settings) -> tuple[Path, ...]:
 
 def wait_policy(settings: Settings) -> WaitPolicy:
     """What waits may watch: files under ``wait_allowed_roots`` (default the home
-    directory) but never memoryd's own (nor a project's graph file); commands, link-local addresses and the screen only
-    when enabled. Keys bound to a scope or agent may watch files only under roots that were
-    configured explicitly."""
+    directory) but never memoryd's own (nor a project's graph file); commands, link-local
+    addresses and the screen only when enabled. Keys bound to a scope or agent may watch files
+    only under roots that were configured explicitly."""
     explicit = tuple(Path(p).expanduser() for p in settings.wait_allowed_roots)
     roots = explicit or (Path.home(),)
     return WaitPolicy(allowed_roots=roots, confined_roots=explicit,
