@@ -101,11 +101,28 @@ def test_graph_file_merge_conflicts_show_no_foreign_node(world: World, tmp_path)
         assert changed.status_code == 200, changed.text
     graph_file = root / ".knowledge" / "graph.json"
     graph_file.write_text(graph_file.read_text().replace("zqf1", "zqf3"))
-    with world.client("bot") as bot:
-        core = bot.get("/api/v1/graph/core", params={"project": str(root)})
+    with world.client("bot") as bot:  # by name: the file the store mirrors is synced
+        core = bot.get("/api/v1/graph/core", params={"project": scope})
     assert core.status_code == 200, core.text
     assert scope in core.text
     assert not any(m in core.text for m in ("zqf1", "zqf2", "zqf3")), core.text
+
+
+def test_a_bound_key_cannot_have_a_project_graph_written_where_it_says(world: World, tmp_path):
+    """Naming a directory as a project root has memoryd write the project's file (every
+    agent's nodes) there: a key bound to an agent or scope may not (403 whether the directory
+    exists or not), and nothing is written."""
+    chosen = tmp_path / "lighthouse"
+    chosen.mkdir()
+    for caller in ("bot", "scoped"):
+        with world.client(caller) as client:
+            for path in (chosen, tmp_path / "missing" / "lighthouse"):
+                read = client.get("/api/v1/graph/core", params={"project": str(path)})
+                wrote = client.post("/api/v1/graph/write", json={
+                    "project": str(path), "nodes": [{"name": "Bound note"}]})
+                assert read.status_code == wrote.status_code == 403, (caller, read.text)
+                assert "MEMORYD_KG_ALLOWED_ROOTS" in read.json()["error"]
+    assert not (chosen / ".knowledge").exists()
 
 
 # --- consolidation (last: it changes the whole store) -----------------------------------------

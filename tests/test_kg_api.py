@@ -129,13 +129,15 @@ def test_a_key_bound_to_alpha_cannot_see_or_touch_beta_over_rest(live) -> None:
 
 def test_a_key_bound_to_alpha_cannot_see_beta_over_mcp(live) -> None:
     server, alpha, beta = live
-    read_beta, write_beta, recall_beta, read_own, write_own = mcp_calls(server, "alpha", [
+    read_dir, read_beta, write_beta, recall_beta, read_own, write_own = mcp_calls(server, "alpha", [
         ("kg_read", {"project": str(beta)}),
+        ("kg_read", {"project": "beta"}),
         ("kg_write", {"project": "beta", "nodes": [{"name": "Injected over MCP"}]}),
         ("kg_recall", {"id": "beta-secret"}),
         ("kg_read", {}),
         ("kg_write", {"nodes": [{"name": "Alpha over MCP", "type": "insight"}]}),
     ])
+    assert read_dir.is_error and "MEMORYD_KG_ALLOWED_ROOTS" in read_dir.content[0].text
     assert read_beta.is_error and "limited to scope 'project:alpha'" in read_beta.content[0].text
     assert write_beta.is_error and recall_beta.is_error
     assert "no node 'beta-secret' in project:alpha" in recall_beta.content[0].text

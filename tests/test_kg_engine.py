@@ -282,6 +282,35 @@ def test_a_key_bound_to_one_project_sees_only_that_graph(kg, tmp_path: Path) -> 
     assert {c.scope for c in bound.kg.sync(0).changes} == {SHOP}
 
 
+def test_a_bound_key_names_a_project_root_only_under_the_allowed_roots(kg, open_mem,
+                                                                      tmp_path: Path) -> None:
+    """The file mirrors every agent's nodes of the project and is written where the root says,
+    so a key bound to a scope or agent names a root only under MEMORYD_KG_ALLOWED_ROOTS: a
+    directory elsewhere, a missing one and the project's own root are refused alike (the
+    refusal tells nothing of what exists), and no file is written."""
+    mem, root = kg
+    write_basics(mem, root)
+    elsewhere = tmp_path / "elsewhere" / "shop"
+    elsewhere.mkdir(parents=True)
+    for access in (Access(scope=SHOP), Access(agent_id="bot-1")):
+        bound = mem.acting_as(Actor("key:bound"), access)
+        for path in (elsewhere, tmp_path / "missing" / "shop", root):
+            with pytest.raises(Forbidden, match="MEMORYD_KG_ALLOWED_ROOTS"):
+                bound.kg.read(str(path))
+            with pytest.raises(Forbidden, match="MEMORYD_KG_ALLOWED_ROOTS"):
+                bound.kg.write(str(path), nodes=[{"name": "Bound note"}])
+    assert not (elsewhere / ".knowledge").exists()
+    by_name = mem.acting_as(Actor("key:shop"), Access(scope=SHOP))
+    assert "wal-busy" in by_name.kg.read().text and "wal-busy" in by_name.kg.read("shop").text
+    allowed = open_mem(mem.store.url, home=tmp_path / "home", kg_allowed_roots=[str(root)])
+    bound = allowed.acting_as(Actor("key:shop"), Access(scope=SHOP))
+    assert "wal-busy" in bound.kg.read(str(root)).text
+    (root / "escape").symlink_to(elsewhere)  # under the root as written, elsewhere resolved
+    with pytest.raises(Forbidden, match="MEMORYD_KG_ALLOWED_ROOTS"):
+        bound.kg.read(str(root / "escape"))
+    assert not (elsewhere / ".knowledge").exists()
+
+
 def test_a_second_engine_sees_changes_and_removed_edges_end(kg, open_mem, tmp_path) -> None:
     mem, root = kg
     write_basics(mem, root)

@@ -215,11 +215,15 @@ class Settings(BaseSettings):
     kg_orphan_grace_days: float = Field(default=30.0, ge=0.0)
     # Mirror graphs to <project>/.knowledge/graph.json and HOME/knowledge/user.json.
     kg_files: bool = True
+    kg_allowed_roots: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Directories under which a key bound to a scope or "
+        "agent may name a project by its root directory (default: none; such keys name "
+        "projects by name).")
     # A rendered core is reused while nothing changed, for at most this long (recency moves).
     kg_cache_seconds: float = Field(default=60.0, ge=0.0)
 
     @field_validator("allowed_hosts", "allowed_origins", "cors_origins", "wait_allowed_roots",
-                     "activity_log_files", mode="before")
+                     "kg_allowed_roots", "activity_log_files", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):

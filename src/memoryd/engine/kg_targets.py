@@ -7,11 +7,14 @@ directory name can keep apart: write another scope into a new file), else after 
 path component (as the transcript importers do). A bare name finds the file the store last
 mirrored for that project, if its directory still exists.
 A caller bound to one scope gets that scope when it names none, and Forbidden when it
-names another; a caller limited to domains gets Forbidden.
+names another; a caller limited to domains gets Forbidden. A caller bound to a scope or
+agent names a root directory only under ``kg_allowed_roots`` (default: none): the file
+mirrors every agent's nodes of the project, and the server writes it where the root says.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +79,29 @@ def check_scope_or_none(scope: str) -> str | None:
         return None
 
 
+def _project(ctx: EngineContext, project: str) -> Target:
+    """The project ``project`` names, for this caller (see the module docstring)."""
+    text = project.strip()
+    if text.startswith(("/", "~")) and ctx.access.restricted:
+        roots = tuple(Path(r).expanduser() for r in ctx.settings.kg_allowed_roots)
+        _check_root_allowed(text, roots)
+    return _checked(ctx, parse_project(project))
+
+
+def _check_root_allowed(text: str, roots: tuple[Path, ...]) -> None:
+    """Forbidden unless the directory ``text`` lies under one of ``roots``: checked on the
+    path as written before anything on disk is looked at (so that a refusal tells nothing of
+    what exists), and again with symlinks resolved."""
+    message = ("a key bound to a scope or agent names a project by its name, or by a root "
+               "directory under MEMORYD_KG_ALLOWED_ROOTS")
+    written = Path(os.path.normpath(Path(text).expanduser()))
+    if not any(written.is_relative_to(os.path.normpath(r)) for r in roots):
+        raise Forbidden(message)
+    resolved = written.resolve()
+    if not any(resolved.is_relative_to(r.resolve()) for r in roots):
+        raise Forbidden(message)
+
+
 def _checked(ctx: EngineContext, target: Target) -> Target:
     ctx.filters(scope=target.scope)  # Forbidden for a caller bound to another scope
     return target
@@ -97,7 +123,7 @@ def read_targets(ctx: EngineContext, project: str | None, include_user: bool = T
     if include_user and bound in (None, USER):
         out.append(Target(USER))
     if project is not None:
-        out.append(_checked(ctx, parse_project(project)))
+        out.append(_project(ctx, project))
     elif bound is not None and bound != USER:
         out.append(Target(bound))
     return out
@@ -112,7 +138,7 @@ def write_target(ctx: EngineContext, project: str | None,
     if graph == USER:
         return _checked(ctx, Target(USER))
     if project is not None:
-        return _checked(ctx, parse_project(project))
+        return _project(ctx, project)
     if bound is not None and bound != USER:
         return Target(bound)
     if graph == "project":
