@@ -135,6 +135,22 @@ def test_caller_from_bound_key_cannot_claim_another_agent(engine):
     assert unbound.agent_id == "claude" and not unbound.bound
 
 
+def test_a_key_is_bound_only_to_an_agent_id_its_header_can_carry(engine):
+    # X-Agent-Id is printable ASCII without surrounding spaces; a key bound to any other
+    # agent id could never send its own agent id (403), so such an id is refused up front.
+    for bad in ("  ", "bot-1 ", " bot-1", "b\u00f6t", "bot\n1", "bot\t1"):
+        with pytest.raises(InvalidInput, match="agent_id"):
+            engine.create_key("bot", agent_id=bad)
+    with pytest.raises(InvalidInput, match="agent_id"):
+        engine.register_key("bot", "mk_" + "B" * 43, agent_id="bot-1 ")
+    made = engine.create_key("bot", agent_id="bot 1")  # inner spaces travel in a header
+    assert Caller.from_key(made.key, "bot 1").agent_id == "bot 1"
+    for bad in ("k\n1", "k\x00", "tab\there"):
+        with pytest.raises(InvalidInput, match="label"):
+            engine.create_key(bad)
+    assert [k.label for k in engine.list_keys()] == ["bot"]
+
+
 def test_an_agent_with_its_own_key_cannot_be_impersonated(engine):
     engine.create_key("bot", agent_id="bot-2")
     free = engine.acting_as(Actor("key:free"))

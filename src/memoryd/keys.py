@@ -21,6 +21,7 @@ writes only that scope's (that agent's) memories; and it may be limited to domai
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -33,6 +34,9 @@ from memoryd.models import ApiKey, check_domain_name, check_scope, utcnow
 KeyScope = Literal["read", "write", "admin"]
 SCOPE_ORDER: dict[str, int] = {"read": 0, "write": 1, "admin": 2}
 KEY_PREFIX = "mk_"
+# An agent id a key may be bound to: what an X-Agent-Id header can carry (printable ASCII,
+# no surrounding spaces; the header is stripped), so the key's agent can always name itself.
+AGENT_ID = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?")
 # How often last_used is written for one key (a write per request would serialise readers).
 TOUCH_INTERVAL = timedelta(seconds=60)
 
@@ -103,13 +107,17 @@ def make_key(
     label = label.strip()
     if not label or len(label) > 128:
         raise InvalidInput("label must be 1-128 characters")
+    if not label.isprintable():
+        raise InvalidInput("label must not contain control characters (newlines, tabs)")
     if memory_scope is not None:
         try:
             check_scope(memory_scope)
         except ValueError as exc:
             raise InvalidInput(f"memory_scope: {exc}") from exc
-    if agent_id is not None and not (0 < len(agent_id) <= 256):
-        raise InvalidInput("agent_id must be 1-256 characters")
+    if agent_id is not None and not AGENT_ID.fullmatch(agent_id):
+        raise InvalidInput(
+            f"agent_id {agent_id[:40]!r} must be 1-256 printable ASCII characters without "
+            "leading or trailing spaces (what an X-Agent-Id header can carry)")
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     record = ApiKey(
         id=uuid.uuid4().hex[:12],
