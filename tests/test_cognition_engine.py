@@ -260,6 +260,27 @@ def test_context_and_event_intentions_match_globs_and_keys(cmem):
         cmem.update_intention("nope", "complete")
 
 
+def test_an_intention_trigger_that_could_never_fire_is_refused(cmem):
+    # A blank event, codebase, file pattern or topic (or a topic without a word) matched
+    # nothing, ever: the intention was stored and silently never came to mind.
+    for trigger in ({"type": "event", "event": "   "},
+                    {"type": "context", "codebase": "  "},
+                    {"type": "context", "file_pattern": "\t"},
+                    {"type": "context", "topic": " "},
+                    {"type": "context", "topic": "?!"},
+                    {"type": "context", "codebase": "memoryd", "topic": "  "}):
+        with pytest.raises(InvalidInput, match="trigger"):
+            cmem.set_intention("Never due", trigger)
+    assert cmem.list_intentions() == []
+    # Surrounding spaces are not part of the key: ' deploy ' fires on the event 'deploy'.
+    event = cmem.set_intention("Run the smoke tests", {"type": "event", "event": " deploy "})
+    repo = cmem.set_intention("Update the changelog", {"type": "context",
+                                                        "codebase": "memoryd "})
+    assert event.trigger.event == "deploy" and repo.trigger.codebase == "memoryd"
+    assert [i.id for i in cmem.check_intentions({"event": "deploy"})] == [event.id]
+    assert [i.id for i in cmem.check_intentions({"codebase": " memoryd"})] == [repo.id]
+
+
 def test_codebase_context_returns_what_touches_the_files(cmem):
     p = cmem.remember_pattern("Repository pattern", "Stores hide SQL behind a contract",
                               ["src/memoryd/store/"], "memoryd")

@@ -59,6 +59,7 @@ def set_intention(
         )
     except ValidationError as exc:
         raise InvalidInput(f"trigger: {validation_message(exc)}") from exc
+    parsed = _matchable(parsed)
     now = ctx.clock()
     due = None
     if parsed.type == "time":
@@ -77,6 +78,22 @@ def set_intention(
     )
     ctx.store.save_intention(intention)
     return intention
+
+
+def _matchable(trigger: IntentionTrigger) -> IntentionTrigger:
+    """The trigger with its keys stripped; InvalidInput for one that could never fire (a blank
+    event, codebase, file pattern or topic, a topic without a word)."""
+    keys = {}
+    for name in ("codebase", "file_pattern", "topic", "event"):
+        value = getattr(trigger, name)
+        if value is None:
+            continue
+        if not value.strip():
+            raise InvalidInput(f"trigger.{name}: is blank (it would never match)")
+        keys[name] = value.strip()
+    if "topic" in keys and not re.search(r"\w", keys["topic"]):
+        raise InvalidInput("trigger.topic: needs at least one word (it would never match)")
+    return trigger.model_copy(update=keys)
 
 
 def _mine(ctx: EngineContext, intentions: list[Intention]) -> list[Intention]:
@@ -111,10 +128,12 @@ def _fires(intention: Intention, ctx: IntentionContext, now: datetime) -> bool:
     if trigger.type == "time":
         return intention.due_at is not None and intention.due_at <= now
     if trigger.type == "event":
-        return ctx.event is not None and ctx.event.strip().lower() == (trigger.event or "").lower()
+        return (ctx.event is not None
+                and ctx.event.strip().lower() == (trigger.event or "").strip().lower())
     conditions = []
     if trigger.codebase:
-        conditions.append(bool(ctx.codebase) and ctx.codebase.lower() == trigger.codebase.lower())
+        conditions.append(bool(ctx.codebase)
+                          and ctx.codebase.strip().lower() == trigger.codebase.strip().lower())
     if trigger.file_pattern:
         conditions.append(any(glob_match(trigger.file_pattern, f) for f in ctx.files))
     if trigger.topic:
