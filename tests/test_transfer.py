@@ -152,6 +152,13 @@ BAD_LINES = {
     "bad_date": ('{"content": "x", "created_at": "last tuesday"}', "created_at"),
     "bad_scope": ('{"content": "x", "scope": "everyone"}', "scope"),
     "too_large": (json.dumps({"content": "x" * (64 * 1024 + 1)}), "limit"),
+    # Ids no route could name: blank, padded, with a control character or a '/'.
+    "blank_id": ('{"content": "x", "id": "   "}', "id"),
+    "padded_id": ('{"content": "x", "id": " imp-0009"}', "id"),
+    "id_with_newline": ('{"content": "x", "id": "imp\\n9"}', "id"),
+    "id_with_slash": ('{"content": "x", "id": "imp/9"}', "id"),
+    "bad_domain": ('{"content": "x", "domains": ["Not A Domain"]}', "domain"),
+    "bad_superseded_by": ('{"content": "x", "superseded_by": ""}', "superseded_by"),
 }
 
 

@@ -145,6 +145,19 @@ Content = Annotated[str, Field(min_length=1, description="The memory, in one or 
 MemoryIdText = Annotated[str, Field(min_length=1, max_length=256, description="The memory's id.")]
 
 
+def check_new_memory_id(value: str) -> str:
+    """An id a new memory may be given (imports): one every face can name, so no surrounding
+    spaces, no control characters and no '/' (a REST path could not hold it)."""
+    if value != value.strip() or not value.strip():
+        raise ValueError("an id must not be blank or start or end with a space")
+    if not value.isprintable() or "/" in value:
+        raise ValueError("an id must not contain control characters or '/'")
+    return value
+
+
+NewMemoryId = Annotated[MemoryIdText, AfterValidator(check_new_memory_id)]
+
+
 class Strict(BaseModel):
     """Base of input models: unknown fields are errors that name the field; numbers must be
     finite."""

@@ -9,10 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models.fields import (
     Category,
+    DomainName,
     Importance,
     Label,
-    MemoryIdText,
     Metadata,
+    NewMemoryId,
     NodeType,
     Scope,
     Severity,
@@ -66,7 +67,7 @@ class NewMemory(MemoryFields):
 
     content: str = Field(description="The memory, in one or a few sentences.")
     created_at: UTCDateTime | None = Field(None, description="When it happened (default: now).")
-    id: MemoryIdText | None = Field(default=None,
+    id: NewMemoryId | None = Field(default=None,
                                     description="Keep this id (imports); new UUID if unset.")
     embed_text: str | None = None
 
@@ -93,8 +94,8 @@ class RestoredMemory(NewMemory):
 
     updated_at: UTCDateTime | None = None
     tier: Tier | None = None
-    superseded_by: str | None = None
-    domains: list[str] | None = None
+    superseded_by: NewMemoryId | None = None
+    domains: list[DomainName] | None = None
     domain_scores: dict[str, float] | None = None
     state: SchedulingState | None = None
 
