@@ -281,6 +281,18 @@ def test_an_intention_trigger_that_could_never_fire_is_refused(cmem):
     assert [i.id for i in cmem.check_intentions({"codebase": " memoryd"})] == [repo.id]
 
 
+def test_a_codebase_pattern_or_decision_without_text_is_refused(cmem):
+    # A pattern with a blank description was stored as 'Name: ' (the name was checked, the
+    # description was not); a blank rationale left a 'Rationale: ' line.
+    for description in ("", "   ", "\n\t"):
+        with pytest.raises(InvalidInput, match="description"):
+            cmem.remember_pattern("Repository pattern", description, [], "memoryd")
+    assert cmem.store.count() == 0
+    decided = cmem.remember_decision("Use FTS5 for keywords", "   ", [" "], [], "memoryd")
+    assert decided.content == "Use FTS5 for keywords"
+    assert decided.metadata["rationale"] is None
+
+
 def test_codebase_context_returns_what_touches_the_files(cmem):
     p = cmem.remember_pattern("Repository pattern", "Stores hide SQL behind a contract",
                               ["src/memoryd/store/"], "memoryd")

@@ -40,6 +40,8 @@ def remember_pattern(
     codebase = _codebase(ctx, codebase)
     if not name or not name.strip():
         raise InvalidInput("name is empty")
+    if not description or not description.strip():
+        raise InvalidInput("description is empty")
     return _store(
         ctx,
         f"{name.strip()}: {description.strip()}",
@@ -60,6 +62,7 @@ def remember_decision(
     if not decision or not decision.strip():
         raise InvalidInput("decision is empty")
     parts = [decision.strip()]
+    rationale = rationale.strip() if rationale and rationale.strip() else None
     if rationale:
         parts.append(f"Rationale: {rationale.strip()}")
     alternatives = [a.strip() for a in alternatives or [] if a and a.strip()]
