@@ -384,3 +384,37 @@ def test_search_and_list_filter_by_speaker(admin: httpx.Client, seeded):
         "Gustavo: water a ficus weekly, less in winter"]
     bad = admin.post("/api/v1/search", json={"query": "ficus", "speaker": " "})
     assert bad.status_code == 422 and "speaker" in bad.json()["error"]
+
+
+def test_unknown_or_repeated_query_parameters_are_422_not_ignored(admin: httpx.Client, seeded):
+    # A filter the route does not take is named, never ignored (stats of every scope for
+    # ?scope=project:x would look like an answer); likewise on routes that take no query.
+    for method, path, params in [
+        ("GET", "/api/v1/stats", {"scope": "project:x"}),
+        ("GET", "/api/v1/keys", {"label": "admin"}),
+        ("GET", "/api/v1/domains", {"name": "home"}),
+        ("GET", "/api/v1/ledger/verify", {"since": "5"}),
+        ("GET", f"/api/v1/memories/{seeded['pg']}", {"fields": "content"}),
+        ("POST", "/api/v1/memories", {"scope": "project:x"}),
+        ("DELETE", "/api/v1/waits/w_nope", {"force": "1"}),
+    ]:
+        body = {"content": "a memory whose scope came in the query"} if method == "POST" else None
+        response = admin.request(method, path, params=params, json=body)
+        assert response.status_code == 422, (path, response.text)
+        name = next(iter(params))
+        assert response.json()["error"].startswith(f"{name}: unknown query parameter"), path
+    assert admin.get("/api/v1/memories", params={"content": "x"}).status_code == 422
+    # A single-valued parameter given twice: which one counts would be a guess.
+    twice = admin.get("/api/v1/tasks", params=[("limit", "1"), ("limit", "2")])
+    assert twice.status_code == 422 and twice.json()["error"].startswith("limit: given more")
+    assert admin.get("/api/v1/memories", params=[("limit", "5"), ("limit", "1000")]
+                     ).status_code == 422
+    # List parameters still repeat; known single ones still work.
+    both = admin.get("/api/v1/memories", params=[("node_types", "preference"),
+                                                 ("node_types", "event"), ("limit", "10")])
+    kinds = {m["id"]: m["node_type"] for m in both.json()["items"]}
+    assert both.status_code == 200 and {seeded["ts"], seeded["deploy"]} <= set(kinds)
+    assert set(kinds.values()) == {"preference", "event"}
+    assert admin.get("/api/v1/stats").status_code == 200
+    listed = admin.get("/api/v1/memories", params={"limit": 1000}).json()["items"]
+    assert not any("scope came in the query" in m["content"] for m in listed)

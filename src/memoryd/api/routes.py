@@ -8,7 +8,9 @@ OpenClaw bridge of seed 000) wrap results in ``{success, data, error}``.
 
 Bodies are parsed as strict JSON (:mod:`memoryd.api.json_body`), and every number that
 reaches an operation, from the body or the query string, must be finite and fit in 64 bits
-(``?after=9223372036854775808`` is a 422, not an overflow deep in the store). Each route's
+(``?after=9223372036854775808`` is a 422, not an overflow deep in the store). A query
+parameter the route does not take, or a single-valued one given twice, is a 422 too: never a
+filter silently ignored or a value picked by guess. Each route's
 OpenAPI entry lists every status it can answer (:func:`documented_responses`).
 """
 
@@ -17,7 +19,8 @@ from __future__ import annotations
 import inspect
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
@@ -25,7 +28,7 @@ from pydantic import BaseModel, create_model
 
 from memoryd.api.errors import ErrorEnvelope
 from memoryd.api.json_body import StrictJSONRoute
-from memoryd.errors import Forbidden
+from memoryd.errors import Forbidden, InvalidInput
 from memoryd.mcp.arguments import check_numbers
 from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Operation, Strict
 
@@ -167,6 +170,8 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
     rest = _without(
         op.input, path_names, "Query" if binding.method in ("GET", "DELETE") else "Body"
     )
+    query = rest.model_fields if rest is not None and binding.method in ("GET", "DELETE") else {}
+    many = frozenset(n for n, f in query.items() if _takes_many(f.annotation))
     if rest is not None:
         if binding.method in ("GET", "DELETE"):
             marker: Any = Query()
@@ -186,6 +191,7 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
 
     def endpoint(**kwargs: Any) -> Response:
         request: Request = kwargs.pop("request")
+        check_query(request.query_params.multi_items(), frozenset(query), many)
         payload = kwargs.pop("payload", None)
         if payload is not None and not kwargs and isinstance(payload, op.input):
             arguments: Any = payload  # already the operation's input model
@@ -199,6 +205,30 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     endpoint.__name__ = op.name
     return endpoint
+
+
+def check_query(items: list[tuple[str, str]], names: frozenset[str],
+                many: frozenset[str]) -> None:
+    """InvalidInput for a query parameter the route does not take (a filter that would be
+    ignored) or a single-valued one given twice (which value counts would be a guess)."""
+    seen: set[str] = set()
+    for name, _ in items:
+        if name not in names:
+            takes = ", ".join(sorted(names)) or "no query parameters"
+            raise InvalidInput(f"{name[:64]}: unknown query parameter (this route takes {takes})")
+        if name in seen and name not in many:
+            raise InvalidInput(f"{name}: given more than once (it takes one value)")
+        seen.add(name)
+
+
+def _takes_many(annotation: Any) -> bool:
+    """Whether a query field takes repeated values (a list, possibly optional)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _takes_many(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        return any(_takes_many(a) for a in get_args(annotation))
+    return origin is list or annotation is list
 
 
 def add_routes(app: FastAPI) -> None:
