@@ -264,3 +264,23 @@ def test_no_wait_watches_a_project_graph_file(live, log) -> None:
                                                              "timeout_s": 30})
                 assert answer.status_code == 422, (key, target, answer.text)
                 assert "memoryd's own files" in answer.json()["error"]
+
+
+def test_a_blank_outcome_or_lesson_does_not_end_a_task(live, log) -> None:
+    # 'outcome': '   ' ended the task and stored the memory 'Task "..." completed: . Learned: ;.'
+    with live.client("writer") as http:
+        task_id = http.post("/api/v1/tasks", json={"name": "Blank ending", "plan": ["x"]}
+                            ).json()["task"]["id"]
+        before = http.get("/api/v1/stats").json()["memories"]
+        for body, field in (({"outcome": "   "}, "outcome"), ({"learned": ["ok", "\t "]},
+                                                               "learned.1")):
+            refused = http.post(f"/api/v1/tasks/{task_id}/complete", json=body)
+            assert refused.status_code == 422, refused.text
+            assert refused.json()["error"].startswith(f"{field}: "), refused.text
+        _, (over_mcp,) = _mcp(live, "writer", [("task_complete", {"id": task_id,
+                                                                  "learned": [" "]})])
+        assert over_mcp.is_error and "learned.0" in over_mcp.content[0].text
+        assert http.get(f"/api/v1/tasks/{task_id}").json()["task"]["status"] == "active"
+        assert http.get("/api/v1/stats").json()["memories"] == before
+        ended = http.post(f"/api/v1/tasks/{task_id}/complete", json={"outcome": "Done."})
+        assert ended.status_code == 200 and "Done." in ended.json()["memory"]["memory"]["content"]
