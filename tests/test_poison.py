@@ -96,6 +96,11 @@ HTTP_POISON: list[Poison] = [
     Poison("-Infinity", "POST", "/smart_ingest", b'{"content":"i","importance":-Infinity}',
            says="Infinity"),
     Poison("1e400", "POST", MEMORIES, b'{"content":"e","importance":1e400}', says="1e400"),
+    # A repeated key: which value counts differs between parsers (the last one was stored).
+    Poison("repeated key", "POST", MEMORIES, b'{"content":"first","content":"second"}',
+           says="'content' is repeated"),
+    Poison("repeated key in metadata", "POST", "/smart_ingest",
+           b'{"content":"r","metadata":{"owner":"a","owner":"b"}}', says="'owner' is repeated"),
     Poison("-1e400 in metadata", "POST", MEMORIES, b'{"content":"e","metadata":{"v":-1e400}}',
            says="out of range"),
     Poison("integer past 64 bits", "POST", MEMORIES,

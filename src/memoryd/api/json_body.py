@@ -3,10 +3,11 @@
 Python's ``json.loads`` accepts more than JSON: ``NaN``, ``Infinity`` and ``-Infinity``,
 numbers such as ``1e400`` that overflow to infinity, a UTF-8 byte order mark (when given
 bytes), and integers of any size. Each of those reached the engine or the response encoder
-and ended in a 500. :func:`parse_json_body` accepts RFC 8259 JSON only, with numbers a
-64-bit double or integer can hold, nested at most :data:`MAX_DEPTH` levels, and raises
-``json.JSONDecodeError`` (FastAPI's 422 ``json_invalid``) with a message that says what is
-wrong. :class:`StrictJSONRoute` makes a FastAPI route parse its body with it.
+and ended in a 500. It also keeps the last value of a repeated key, silently.
+:func:`parse_json_body` accepts RFC 8259 JSON only, with numbers a 64-bit double or integer
+can hold, keys unique within each object, nested at most :data:`MAX_DEPTH` levels, and
+raises ``json.JSONDecodeError`` (FastAPI's 422 ``json_invalid``) with a message that says
+what is wrong. :class:`StrictJSONRoute` makes a FastAPI route parse its body with it.
 """
 
 from __future__ import annotations
@@ -52,6 +53,17 @@ def _int(text: str) -> int:
     return value
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique (with a repeated key, parsers disagree on which
+    value counts: a check made on the first would not be the one stored)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Refused(f"key {key[:64]!r} is repeated in an object", json.dumps(key))
+        out[key] = value
+    return out
+
+
 def _depth(value: Any) -> int:
     """Nesting depth of parsed JSON, computed without recursion."""
     deepest, stack = 0, [(value, 1)]
@@ -78,7 +90,8 @@ def parse_json_body(body: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise json.JSONDecodeError("the body is not valid UTF-8", "", exc.start) from None
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int,
+                           object_pairs_hook=_object)
     except _Refused as exc:  # where (the first occurrence of) the refused token is
         raise json.JSONDecodeError(str(exc), text, max(text.find(exc.token), 0)) from None
     except RecursionError:
