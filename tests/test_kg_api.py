@@ -100,6 +100,36 @@ def test_rest_bad_input_is_422_and_stores_nothing(live) -> None:
     assert after == before
 
 
+def test_a_write_that_names_one_edge_or_node_twice_is_422_and_stores_nothing(live) -> None:
+    # Adding and removing the same edge in one call removed it if it existed and kept it if
+    # not (reported as '1 added, 1 removed'); an edge given twice was reported as 2 added; a
+    # node id given twice kept the second spec, the first silently lost.
+    server, _, _ = live
+    with server.client("writer") as http:
+        made = http.post("/api/v1/graph/write", json={"project": "gamma", "nodes": [
+            {"id": "g1", "name": "Gamma one"}, {"id": "g2", "name": "Gamma two"}],
+            "edges": [{"source": "g1", "target": "g2"}]})
+        assert made.status_code == 200, made.text
+        before = http.get("/api/v1/graph/ping", params={"project": "gamma"}).json()["seq"]
+        edge = {"source": "g1", "target": "g2"}
+        for body, words in (
+            ({"edges": [edge], "remove_edges": [edge]}, "both added and removed"),
+            ({"edges": [edge, {**edge, "weight": 0.9}]}, "given twice"),
+            ({"remove_edges": [edge, edge]}, "given twice"),
+            ({"nodes": [{"id": "g3", "name": "First"}, {"id": "g3", "name": "Second"}]},
+             "'g3' is given twice"),
+        ):
+            refused = http.post("/api/v1/graph/write", json={"project": "gamma", **body})
+            assert refused.status_code == 422, refused.text
+            assert words in refused.json()["error"], refused.text
+        [over_mcp] = mcp_calls(server, "writer", [("kg_write", {
+            "project": "gamma", "edges": [edge], "remove_edges": [edge]})])
+        assert over_mcp.is_error and "both added and removed" in over_mcp.content[0].text
+        after = http.get("/api/v1/graph/ping", params={"project": "gamma"}).json()["seq"]
+        core = http.get("/api/v1/graph/core", params={"project": "gamma"}).json()["text"]
+    assert after == before and "→ relates_to g2" in core and "First" not in core
+
+
 def test_a_key_bound_to_alpha_cannot_see_or_touch_beta_over_rest(live) -> None:
     server, _, beta = live
     with server.client("alpha") as http:

@@ -5,9 +5,9 @@ kg_ping; REST under /api/v1/graph/."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from memoryd.graph.model import GraphEdgeType
 from memoryd.models import UTCDateTime
@@ -88,6 +88,32 @@ class KgWriteInput(Strict):
                                   "add, or to change by id (only the fields given change).")
     edges: list[EdgeSpec] = Field(default_factory=list, max_length=500)
     remove_edges: list[EdgeRef] = Field(default_factory=list, max_length=500)
+
+    @model_validator(mode="after")
+    def _once_each(self) -> KgWriteInput:
+        """Each node id and edge once: a second mention would silently override the first,
+        and an edge both added and removed would end up as it was before, or not."""
+        _once([n.id for n in self.nodes if n.id is not None], "nodes", lambda i: f"id {i!r}")
+        added = [(e.source, e.type, e.target) for e in self.edges]
+        removed = [(e.source, e.type, e.target) for e in self.remove_edges]
+        _once(added, "edges", _edge_text)
+        _once(removed, "remove_edges", _edge_text)
+        both = sorted(set(added) & set(removed))
+        if both:
+            raise ValueError(f"edge {_edge_text(both[0])} is both added and removed; do one")
+        return self
+
+
+def _edge_text(key: tuple[str, str, str]) -> str:
+    return f"{key[0]} -{key[1]}-> {key[2]}"
+
+
+def _once(keys: list, where: str, text: Callable[[Any], str]) -> None:
+    seen: set = set()
+    for key in keys:
+        if key in seen:
+            raise ValueError(f"{where}: {text(key)} is given twice; give each once")
+        seen.add(key)
 
 
 class KgWriteOutput(GraphWriteResult, _Conflicts):
