@@ -79,3 +79,21 @@ def test_import_claude_code_and_openclaw_are_idempotent(run_cli, tmp_path: Path)
     assert "imported 0" in ok(run_cli("import", "openclaw", str(workspace)))
     missing = run_cli("import", "openclaw")
     assert missing.returncode == 2 and "workspace" in missing.stderr
+
+
+def test_import_with_a_bad_scope_is_a_one_line_error(run_cli, tmp_path: Path) -> None:
+    # `--scope 'bad scope'` ended in a pydantic traceback once a file had an item, and was
+    # accepted without a word when none had.
+    workspace = tmp_path / "claw"
+    workspace.mkdir()
+    (workspace / "MEMORY.md").write_text("- Prefers fish over bash\n")
+    projects = tmp_path / "projects"
+    projects.mkdir()
+    for args in (("openclaw", str(workspace)), ("openclaw", str(projects)),
+                 ("claude-code", str(projects))):
+        for scope in ("bad scope", "project:"):
+            result = run_cli("import", *args, "--scope", scope)
+            assert result.returncode == 1, result.stdout + result.stderr
+            assert "Traceback" not in result.stderr
+            assert result.stderr.strip().startswith("error: scope: scope must be"), result.stderr
+    assert json.loads(ok(run_cli("list", "--json"))) == []

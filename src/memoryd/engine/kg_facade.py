@@ -147,6 +147,7 @@ class KnowledgeGraphs:
                            files: Sequence[Path] | None = None) -> BackfillReport:
         """Import Claude Code transcripts (``~/.claude/projects/*/*.jsonl``) as memories of
         ``project:<directory>`` (or ``scope``)."""
+        kg_imports.check_scope_given(scope)
         paths = list(files) if files is not None else find_claude_code_sessions(root)
         batches = (read_claude_code_session(p, scope=scope) for p in paths)
         return kg_imports.import_batches(self._ctx, batches, progress)
@@ -154,5 +155,6 @@ class KnowledgeGraphs:
     def import_openclaw(self, workspace: str | Path, *, scope: str = "user",
                         progress: Callable[[int], None] | None = None) -> BackfillReport:
         """Import an OpenClaw workspace's ``MEMORY.md`` and ``memory/YYYY-MM-DD.md`` notes."""
+        kg_imports.check_scope_given(scope)
         batches = (read_openclaw_file(p, scope=scope) for p in find_openclaw_files(workspace))
         return kg_imports.import_batches(self._ctx, batches, progress)

@@ -21,7 +21,7 @@ from memoryd.engine.writes import add_many
 from memoryd.errors import InvalidInput, SecretDetected
 from memoryd.graph.importers import ImportBatch
 from memoryd.graph.scan import scan_project
-from memoryd.models import NewMemory
+from memoryd.models import NewMemory, check_scope
 from memoryd.models.knowledge import BackfillReport, ScanReport
 
 
@@ -33,6 +33,17 @@ def scan(ctx: EngineContext, cache: GraphCache, root: Path) -> ScanReport:
     written = write_nodes(ctx, cache, target, found.nodes, found.edges)
     return ScanReport(**written.model_dump(), files_seen=found.files_seen,
                       truncated=found.truncated, warnings=found.warnings)
+
+
+def check_scope_given(scope: str | None) -> None:
+    """InvalidInput for a scope an import was told to use that is not one (checked before any
+    file is read, whether or not a file holds an item)."""
+    if scope is None:
+        return
+    try:
+        check_scope(scope)
+    except ValueError as exc:
+        raise InvalidInput(f"scope: {exc}") from None
 
 
 def import_batches(ctx: EngineContext, batches: Iterable[ImportBatch],
