@@ -161,6 +161,11 @@ BAD_INVOCATIONS = [
     ("text_file_store", lambda d: ["--store", f"sqlite:///{d['text']}", "stats"], ["not a memoryd store"], 1),
     ("foreign_store", lambda d: ["--store", f"sqlite:///{d['foreign']}", "list"], ["not a memoryd store"], 1),
     ("relative_url", lambda d: ["--store", "sqlite:relative.db", "stats"], ["absolute path"], 1),
+    # Other URL schemes were taken for relative file names: a SQLite file './mysql:/u@h/db'.
+    ("unknown_scheme", lambda d: ["--store", "mysql://u@localhost/db", "stats"],
+     ["'mysql'", "sqlite:///", "postgresql://"], 1),
+    ("driver_scheme", lambda d: ["--store", "postgresql+psycopg://u@localhost/db", "stats"],
+     ["'postgresql+psycopg'"], 1),
     ("restore_text", lambda d: ["restore", str(d["text"]), "--yes"], ["not a memoryd store"], 1),
     ("backup_exists", lambda d: ["backup", str(d["text"])], ["already exists"], 1),
 ]

@@ -13,6 +13,7 @@ domains in :mod:`memoryd.store.sqlite_domains`; export, import, backup and resto
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -61,11 +62,15 @@ _HISTORY = f"SELECT {', '.join(policy.HISTORY_COLUMNS)} FROM history"
 
 
 def parse_sqlite_url(url: str) -> Path:
-    """``sqlite:///abs/path.db`` (or a bare path) to a Path."""
+    """``sqlite:///abs/path.db`` (or a bare path) to a Path; StoreError for another scheme."""
     if url.startswith("sqlite:///"):
         return Path(url[len("sqlite://") :])
     if url.startswith("sqlite:"):
         raise StoreError(f"SQLite URLs take an absolute path: sqlite:///abs/path.db, got {url!r}")
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", url)
+    if scheme:  # not a file name: './mysql:/host/db' would be made silently
+        raise StoreError(f"unknown store URL scheme {scheme.group(1)!r}: use "
+                         "sqlite:///abs/path.db or postgresql://user@host/db")
     return Path(url)
 
 
