@@ -404,6 +404,11 @@ def test_unknown_or_repeated_query_parameters_are_422_not_ignored(admin: httpx.C
         name = next(iter(params))
         assert response.json()["error"].startswith(f"{name}: unknown query parameter"), path
     assert admin.get("/api/v1/memories", params={"content": "x"}).status_code == 422
+    # An error about the query string as a whole says so (it said 'body:' on a GET).
+    crossed = admin.get("/api/v1/memories", params={"since": "2030-01-01T00:00:00Z",
+                                                    "until": "2020-01-01T00:00:00Z"})
+    assert crossed.status_code == 422
+    assert crossed.json()["error"].startswith("query: "), crossed.text
     # A single-valued parameter given twice: which one counts would be a guess.
     twice = admin.get("/api/v1/tasks", params=[("limit", "1"), ("limit", "2")])
     assert twice.status_code == 422 and twice.json()["error"].startswith("limit: given more")

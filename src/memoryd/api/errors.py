@@ -179,10 +179,13 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 
 def _field(err: dict[str, Any]) -> str:
+    """The field an error is about; for the whole of the query string, ``query`` (not
+    ``body``: a GET has none)."""
     loc = [str(p) for p in err.get("loc", ())]
+    where = "body"
     if loc and loc[0] in ("body", "query", "path", "header"):
-        loc = loc[1:]
-    return ".".join(loc) or "body"
+        where, loc = loc[0], loc[1:]
+    return ".".join(loc) or where
 
 
 def _describe(err: dict[str, Any]) -> str:
