@@ -34,8 +34,8 @@ from memoryd.models import ApiKey, check_domain_name, check_scope, utcnow
 KeyScope = Literal["read", "write", "admin"]
 SCOPE_ORDER: dict[str, int] = {"read": 0, "write": 1, "admin": 2}
 KEY_PREFIX = "mk_"
-# An agent id a key may be bound to: what an X-Agent-Id header can carry (printable ASCII,
-# no surrounding spaces; the header is stripped), so the key's agent can always name itself.
+# An agent id: what an X-Agent-Id header may carry (printable ASCII, no surrounding spaces;
+# the header is stripped) and so what a key may be bound to: its agent can always name itself.
 AGENT_ID = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?")
 # How often last_used is written for one key (a write per request would serialise readers).
 TOUCH_INTERVAL = timedelta(seconds=60)

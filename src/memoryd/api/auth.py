@@ -15,7 +15,6 @@ Paths no route serves answer 404 and methods a path does not take answer 405 wit
 
 from __future__ import annotations
 
-import re
 
 import anyio.to_thread
 from starlette.routing import Match, Route
@@ -23,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memoryd.api.errors import send_error, status_of
 from memoryd.errors import InvalidInput, MemorydError
-from memoryd.keys import touch_due
+from memoryd.keys import AGENT_ID, touch_due
 from memoryd.operations import CALLER_SCOPE_KEY, Caller
 
 PUBLIC_PATHS = frozenset(
@@ -37,9 +36,6 @@ _OAUTH_PATHS = ("/.well-known/oauth-", "/.well-known/openid-configuration", "/re
                 "/authorize", "/token")
 NO_OAUTH = ("memoryd does not use OAuth: connect with an API key, sent as "
             "'Authorization: Bearer <key>' (make one with `memoryd keys create`)")
-_AGENT_ID = re.compile(r"^[\x21-\x7e][\x20-\x7e]{0,255}$")
-
-
 def _presented_key(headers: dict[bytes, bytes]) -> str | None:
     auth = headers.get(b"authorization", b"").decode("latin-1").strip()
     if auth:
@@ -101,7 +97,7 @@ class AuthMiddleware:
             await self._public(scope, receive, send, headers)
             return
         agent = headers.get(b"x-agent-id", b"").decode("latin-1").strip() or None
-        if agent is not None and not _AGENT_ID.match(agent):
+        if agent is not None and not AGENT_ID.fullmatch(agent):
             message = "X-Agent-Id must be 1-256 printable ASCII characters"
             await send_error(send, 400, message, "bad_agent_id")
             return
