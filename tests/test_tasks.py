@@ -206,6 +206,11 @@ def test_bad_updates_are_refused_and_change_nothing(tmem) -> None:
         tmem.update_task("t_nope", message="hello")
     with pytest.raises(InvalidInput, match="completed or failed"):
         tmem.complete_task(task.id, status="paused")
+    before = tmem.store.count()
+    for kwargs, field in (({"outcome": " \t"}, "outcome"), ({"learned": ["ok", "  "]}, "learned.1")):
+        with pytest.raises(InvalidInput, match=f"^{field}: is blank"):
+            tmem.complete_task(task.id, **kwargs)
+    assert tmem.get_task(task.id).task.status == "active" and tmem.store.count() == before
     with pytest.raises(InvalidInput, match="status must be"):
         tmem.list_tasks("sleeping")
 

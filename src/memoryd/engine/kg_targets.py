@@ -38,10 +38,13 @@ class Target:
     root: Path | None = None
 
 
-def parse_project(project: str) -> Target:
-    """``/abs/root`` (an existing directory), ``name`` or ``project:name``."""
+def parse_project(project: str, confined_to: tuple[Path, ...] | None = None) -> Target:
+    """``/abs/root`` (an existing directory), ``name`` or ``project:name``; with
+    ``confined_to``, a root directory only under one of those (else Forbidden)."""
     text = project.strip()
     if text.startswith(("/", "~")):
+        if confined_to is not None:
+            _check_root_allowed(text, confined_to)
         root = Path(text).expanduser()
         if not root.is_dir():
             raise InvalidInput(f"project {project!r} is not a directory")
@@ -81,11 +84,9 @@ def check_scope_or_none(scope: str) -> str | None:
 
 def _project(ctx: EngineContext, project: str) -> Target:
     """The project ``project`` names, for this caller (see the module docstring)."""
-    text = project.strip()
-    if text.startswith(("/", "~")) and ctx.access.restricted:
-        roots = tuple(Path(r).expanduser() for r in ctx.settings.kg_allowed_roots)
-        _check_root_allowed(text, roots)
-    return _checked(ctx, parse_project(project))
+    roots = (tuple(Path(r).expanduser() for r in ctx.settings.kg_allowed_roots)
+             if ctx.access.restricted else None)
+    return _checked(ctx, parse_project(project, roots))
 
 
 def _check_root_allowed(text: str, roots: tuple[Path, ...]) -> None:

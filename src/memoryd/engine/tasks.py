@@ -180,6 +180,7 @@ def complete_task(ctx: EngineContext, task_id: str, *, status: str = "completed"
         raise InvalidInput("status must be completed or failed")
     if task.status in ENDED:
         raise InvalidInput(f"task {task.id} already ended ({task.status})")
+    _check_not_blank(outcome, list(learned or []))
     texts = screen_fields(ctx, {"outcome": outcome, "learned": list(learned or [])}, False)
     now = ctx.clock()
     task = task.model_copy(update={"status": status, "updated_at": now})
@@ -201,6 +202,16 @@ def complete_task(ctx: EngineContext, task_id: str, *, status: str = "completed"
                                             memory_id=result.memory_id))
     summary = refresh_summary(ctx, task, chat, force=True)
     return TaskOutcome(task=task, memory=result, summary=summary.content if summary else "")
+
+
+def _check_not_blank(outcome: str | None, learned: list[str]) -> None:
+    """InvalidInput for a blank outcome or lesson: the task's memory would read
+    'completed: . Learned: ;.'."""
+    blank = [("outcome", outcome)] if outcome is not None and not outcome.strip() else []
+    blank += [(f"learned.{i}", text) for i, text in enumerate(learned) if not text.strip()]
+    if blank:
+        raise InvalidInput(f"{blank[0][0]}: is blank: say what was done or learned, or leave "
+                           "it out")
 
 
 def _writer_for(ctx: EngineContext, task: Task) -> str | None:

@@ -3,9 +3,9 @@ ask where it stands, list tasks, and end one (which leaves a memory of it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import BaseModel, Field
 
 from memoryd.models import (
     MessageKind,
@@ -151,21 +151,11 @@ def task_list(engine: Engine, data: TaskListInput, caller: Caller) -> TaskListOu
     return TaskListOutput(tasks=engine.list_tasks(data.status, limit=data.limit))
 
 
-def _not_blank(text: str) -> str:
-    if not text.strip():
-        raise ValueError("is blank: say what was done or learned, or leave it out")
-    return text
-
-
-# What a task's memory is made of: a blank one would leave 'completed: . Learned: ;.'.
-OutcomeText = Annotated[MessageText, AfterValidator(_not_blank)]
-
-
 class TaskCompleteInput(Strict):
     id: TaskIdText
     status: Literal["completed", "failed"] = "completed"
-    outcome: OutcomeText | None = Field(None, description="What was done (or why it failed).")
-    learned: list[OutcomeText] = Field(default_factory=list, max_length=20,
+    outcome: MessageText | None = Field(None, description="What was done (or why it failed).")
+    learned: list[MessageText] = Field(default_factory=list, max_length=20,
                                        description="Lessons worth remembering.")
 
 
