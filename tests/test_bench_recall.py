@@ -156,3 +156,45 @@ def test_loader_and_metrics_on_one_conversation(tmp_path: Path) -> None:
             ranked = [str(h.memory.metadata["message_id"]) for h in hits]
             hits10.append(M.hit_at(ranked, [str(i) for i in q.evidence], 10))
     assert np.mean(hits10) > 0.3
+
+
+# --------------------------------------------------------------------------- REALTALK loader
+
+
+def test_realtalk_loader_maps_dia_ids_times_and_categories(tmp_path: Path) -> None:
+    from bench.recall import realtalk
+
+    chat = {
+        "name": {"speaker_1": "Ana", "speaker_2": "Ben"},
+        "session_2": [{"clean_text": "later", "speaker": "Ben", "date_time": "02.01.2024, 09:00:00",
+                       "dia_id": "D2:1"}],
+        "session_1": [
+            {"clean_text": "Hi!", "speaker": "Ana", "date_time": "30.12.2023, 00:32:20", "dia_id": "D1:1"},
+            {"clean_text": "", "speaker": "Ben", "date_time": "30.12.2023, 00:33:00", "dia_id": "D1:2"},
+            {"clean_text": "I work at UCLA", "speaker": "Ben", "date_time": "30.12.2023, 00:34:00",
+             "dia_id": "D1:3"},
+        ],
+        "qa": [{"question": "Where does Ben work?", "answer": "UCLA", "evidence": ["D1:3", "D1:2"],
+                "category": 2}],
+    }
+    import json
+    (tmp_path / "Chat_7_Ana_Ben.json").write_text(json.dumps(chat), encoding="utf-8")
+    [conv] = realtalk.load_realtalk(tmp_path)
+    assert conv.number == 7
+    assert [m.content for m in conv.messages] == ["Ana: Hi!", "Ben: I work at UCLA", "Ben: later"]
+    assert [m.session for m in conv.messages] == [1, 1, 2]
+    assert conv.messages[1].created_at.isoformat() == "2023-12-30T00:34:00+00:00"
+    [q] = conv.questions
+    assert (q.ability, q.evidence) == ("category_2", [1])  # the empty message is no evidence
+    assert realtalk.load_realtalk(tmp_path / "absent") == []
+
+
+@pytest.mark.skipif(not __import__("bench.recall.realtalk", fromlist=["x"]).chat_files(),
+                    reason="REALTALK development data not present")
+def test_realtalk_data_loads_every_chat() -> None:
+    from bench.recall import realtalk
+
+    convs = realtalk.load_realtalk()
+    assert len(convs) == 6
+    assert sum(len(c.questions) for c in convs) == 430
+    assert all(m.created_at is not None for c in convs for m in c.messages)

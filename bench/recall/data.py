@@ -44,10 +44,11 @@ class Message:
     session: int  # batch_number
     position: int  # index within its session (0-based)
     anchor: str | None  # time anchor carried forward within the session, e.g. "March-15-2024"
+    timestamp: datetime | None = None  # an exact write time, when the data set has one
 
     @property
     def created_at(self) -> datetime | None:
-        return parse_anchor(self.anchor)
+        return self.timestamp or parse_anchor(self.anchor)
 
 
 @dataclass
