@@ -107,18 +107,21 @@ def test_an_exact_match_scores_high(server: LiveServer) -> None:
 
 
 def test_a_score_does_not_depend_on_the_store_size(shared_embedder, tmp_path) -> None:
-    """The same memory scores the same for the same query among 4 memories and among 304."""
+    """The same memory scores the same for the same query among 4 memories and among 305, one
+    of which now matches the query better than it."""
     import memoryd
 
     with memoryd.open(f"sqlite:///{tmp_path / 'grow.db'}", embedder=shared_embedder) as mem:
         mem.add_many([{"content": text} for text in [*DEV_NOTES, DEPLOYS]])
         small = mem.search(PARAPHRASE, 4, record_access=False)[0]
         mem.add_many([{"content": f"Recipe {i}: add {w} to the soup and simmer it"}
-                      for i, w in enumerate(["basil", "leeks", "lentils", "pepper"] * 75)])
+                      for i, w in enumerate(["basil", "leeks", "lentils", "pepper"] * 75)]
+                     + [{"content": "When do we ship the spring catalogue to the printers?"}])
         large = next(h for h in mem.search(PARAPHRASE, 100, record_access=False)
                      if h.memory.id == small.memory.id)
     assert small.memory.content == DEPLOYS
     assert large.score == pytest.approx(small.score, abs=1e-6)
+    assert large.fused_score < small.fused_score  # its rank did change
 
 
 def test_min_score_of_recall_is_a_relevance(server: LiveServer) -> None:

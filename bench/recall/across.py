@@ -166,13 +166,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     res["meta"] = {"run": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    "runtime_s": round(time.perf_counter() - _started, 1),
                    "model": "all-MiniLM-L6-v2, ONNX int8 (the shipped embedder)"}
-    if args.refit:
-        print(answer_report.constants_text(res))
     stem = "recall_sets" if args.sets == ",".join(sets.NAMES) else "recall_sets_partial"
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / f"{stem}.json").write_text(json.dumps(res, indent=1, default=str) + "\n")
     (args.out_dir / f"{stem}.md").write_text(render(res))
     log(f"wrote {args.out_dir / stem}.{{json,md}}")
+    if args.refit:
+        print(answer_report.constants_text(res))
     return 0
 
 

@@ -37,12 +37,16 @@ class Pairs:
                    np.concatenate([p.w for p in parts]))
 
 
-def readings_of(a: Asked) -> np.ndarray:
-    """(cosine, coverage) of every memory of the store for one query."""
+def readings_of(a: Asked, documents: int) -> np.ndarray:
+    """(cosine, coverage) of every memory of the store (``documents`` memories) for one query:
+    coverage is the idf-weighted share of the query's terms held, as
+    :func:`memoryd.retrieval.bm25.keyword_evidence` computes it."""
     n = len(a.cosines)
     coverage = np.zeros(n)
     if a.terms and len(a.match.docs):
-        coverage[a.match.docs] = (a.match.tf > 0).sum(axis=1) / len(a.terms)
+        idf = np.log1p((documents - np.minimum(a.match.df, documents) + 0.5) / (a.match.df + 0.5))
+        if idf.sum() > 0:
+            coverage[a.match.docs] = ((a.match.tf > 0) * idf).sum(axis=1) / idf.sum()
     return np.column_stack([a.cosines.astype(np.float64), coverage])
 
 
@@ -52,7 +56,7 @@ def sample(asked: Sequence[Asked], ratio: float = RATIO) -> Pairs:
     for a in asked:
         if a.kind != "answerable" or not a.evidence:
             continue
-        x = readings_of(a)
+        x = readings_of(a, len(a.cosines))
         gold = np.zeros(len(x), dtype=bool)
         gold[a.evidence] = True
         if gold.all():

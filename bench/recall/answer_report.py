@@ -48,7 +48,7 @@ def returned(ds: lodo.DataSet, k1: float, b: float, ranking: Any
     out = []
     for a, p in zip(ds.asked, ds.pools_for(k1, b, ranking.rank_k)):
         order = by_probability(p, probabilities(ranking, p.x))[:TOP]
-        x = F.readings_of(a)[order]
+        x = F.readings_of(a, len(a.cosines))[order]
         gold = set(a.evidence)
         out.append((a.kind, x, np.asarray([d in gold for d in order], dtype=np.float64)))
     return out
@@ -123,16 +123,23 @@ def chosen_threshold(held: dict[str, Any]) -> float:
 def new_user_store(model: AnswerModel, table: Any) -> list[dict[str, Any]]:
     """Each query's best-scoring memory of :data:`NEW_USER_FACTS` and its score."""
     from memoryd.retrieval.answer import pair_readings
+    from memoryd.retrieval.bm25 import Candidate, CorpusStats, keyword_evidence
     from memoryd.retrieval.tokens import query_terms, term_counts
 
     table.ensure(list(NEW_USER_FACTS) + [q for q, _ in NEW_USER_QUERIES], "new user's store")
     facts = table.matrix(list(NEW_USER_FACTS))
+    counts = [term_counts(f) for f in NEW_USER_FACTS]
     out = []
     for query, kind in NEW_USER_QUERIES:
         cos = facts @ table[query]
         terms = query_terms(query)
-        scores = [model.probability(pair_readings(float(c), terms, term_counts(f)))
-                  for c, f in zip(cos, NEW_USER_FACTS)]
+        stats = CorpusStats(len(counts), float(np.mean([sum(c.values()) for c in counts])),
+                            {t: sum(1 for c in counts if t in c) for t in terms})
+        cands = [Candidate(str(i), sum(c.values()), {t: c[t] for t in terms if t in c})
+                 for i, c in enumerate(counts)]
+        ev = keyword_evidence(terms, cands, stats)
+        scores = [model.probability(pair_readings(float(c), e.coverage))
+                  for c, e in zip(cos, ev)]
         best = int(np.argmax(scores))
         out.append({"query": query, "kind": kind, "best": NEW_USER_FACTS[best],
                     "score": round(scores[best], 4), "cosine": round(float(cos[best]), 3)})
@@ -162,5 +169,5 @@ def constants_text(res: dict[str, Any]) -> str:
         f"bm25: k1={res['bm25']['k1']} b={res['bm25']['b']} rank_k={res['bm25']['rank_k']}",
         f"RelevanceModel(intercept={r['intercept']}, weights={tuple(r['weights'].values())})",
         f"AnswerModel(intercept={a['intercept']}, weights={tuple(a['weights'].values())})",
-        f"threshold: {a['chosen threshold']}",
+        f"threshold: {res['answer']['chosen threshold']}",
     ])

@@ -126,7 +126,7 @@ def pool(a: Asked, store: Store, k1: float, b: float, size: int = POOL,
     feats = candidate_features(cos, [e.coverage for e in ev], [e.saturation for e in ev],
                                [e.score for e in ev], None, ranks, rank_k)
     x = np.asarray([f.as_tuple() for f in feats], dtype=np.float64).reshape(-1, len(FEATURES))
-    answer = np.asarray([pair_readings(c, m.terms, cand.term_frequency)
-                         for c, cand in zip(cos, cands)], dtype=np.float64)
+    answer = np.asarray([pair_readings(c, e.coverage) for c, e in zip(cos, ev)],
+                        dtype=np.float64)
     gold = set(a.evidence)
     return Pool(docs, x, answer, np.asarray([d in gold for d in docs.tolist()], dtype=np.int8))

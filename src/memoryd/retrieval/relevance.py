@@ -214,8 +214,8 @@ def relevance_scores(
                                [model.logit(f) for f in features], instruction_gap)
     scored = [
         ScoredCandidate(e.memory_id, _sigmoid(z), c, e.score, e.coverage,
-                        answer_model.probability(pair_readings(c, terms, cand.term_frequency)))
-        for e, z, c, cand in zip(evidence, logits, cosines, candidates)
+                        answer_model.probability(pair_readings(c, e.coverage)))
+        for e, z, c in zip(evidence, logits, cosines)
     ]
     order = sorted(range(len(scored)), key=lambda i: (-scored[i].probability,
                                                       -(scored[i].cosine or 0.0), i))
