@@ -69,7 +69,7 @@ def test_an_unrelated_question_finds_nothing_relevant(server: LiveServer) -> Non
     assert mcp_call(server, "memory_recall", {"query": UNRELATED}).structured_content["results"] == []
     said = mcp_call(server, "search", {"query": UNRELATED})
     assert said.structured_content["results"] == []
-    assert said.content[0].text == ("4 weaker matches (score below 0.14) left out.\n"
+    assert said.content[0].text == ("4 weaker matches (score below 0.17) left out.\n"
                                     "No relevant memories.")
 
 
@@ -96,7 +96,7 @@ def test_mcp_search_lists_likely_answers_with_their_real_score(server: LiveServe
     assert said.structured_content["results"][0]["score"] == round(hit.score, 4)
     text = said.content[0].text
     assert f'score="{hit.score:.2f}"' in text and 'score="0.00"' not in text
-    assert text.startswith("3 weaker matches (score below 0.14) left out.")
+    assert text.startswith("3 weaker matches (score below 0.17) left out.")
 
 
 def test_an_exact_match_scores_high(server: LiveServer) -> None:

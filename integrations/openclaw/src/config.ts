@@ -18,7 +18,7 @@ export const DEFAULT_URL = "http://127.0.0.1:8765";
  * memory at least this likely to answer the query. `memory_search` passes it as `min_score`
  * unless the call or the plugin config (`minScore`) names another.
  */
-export const DEFAULT_MIN_SCORE = 0.14;
+export const DEFAULT_MIN_SCORE = 0.17;
 
 /** Settings problems named field by field, so a typo in openclaw.json is easy to find. */
 export class ConfigError extends Error {

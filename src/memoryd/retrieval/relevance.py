@@ -260,5 +260,5 @@ def _sigmoid(z: float) -> float:
 #: log-odds. The instruction constants were fitted on BEAM with the earlier ranking
 #: (bench/recall/instructions.py) and are kept: they change nothing for memories that state
 #: no conditional instruction.
-DEFAULT_MODEL = RelevanceModel(intercept=-6.5648, weights=(0.0, 0.0, 0.0, 0.0, 0.0, 3.3475, 3.3475),
+DEFAULT_MODEL = RelevanceModel(intercept=-6.5709, weights=(0.0, 0.0, 0.0, 0.0, 0.0, 3.3387, 3.3387),
                                instruction_weight=3.8648, instruction_floor=0.1, rank_k=10.0)
