@@ -40,7 +40,7 @@ from memoryd.engine.kg_writes import (
 )
 from memoryd.errors import InvalidInput, NodeNotFound, validation_message
 from memoryd.graph.core import node_blocks
-from memoryd.graph.jsonfile import loads_graph
+from memoryd.graph.jsonfile import read_graph_text
 from memoryd.graph.memories import is_node, memory_to_node, node_memory_id
 from memoryd.graph.merge import merge_graphs
 from memoryd.graph.model import (
@@ -188,13 +188,17 @@ def import_text(ctx: EngineContext, cache: GraphCache, text: str, *, project: st
                 graph: GraphName | None = None, source: str = "<import>") -> GraphWriteResult:
     """Merge a graph file's text into one graph: new nodes and edges are added; a node on
     both sides keeps the newer ``updated`` (the other is reported as a conflict); nothing
-    is removed. Invalid text is refused with its line and column."""
+    is removed. Invalid text is refused with its line and column; a node without ``created``
+    was created now (or when the graph's node of that id was)."""
     target = writable_target(ctx, project, graph)
-    parsed = loads_graph(text, source=source)
-    incoming = Graph(scope=target.scope, nodes=parsed.nodes, edges=parsed.edges)
+    read = read_graph_text(text, source=source, now=ctx.clock())
+    if read.problems:
+        raise read.problems[0]
 
     def change() -> tuple[WritePlan, list]:
         current = load(ctx, target.scope, cache).graph
+        parsed = read.merge_input(current)
+        incoming = Graph(scope=target.scope, nodes=parsed.nodes, edges=parsed.edges)
         if ctx.access.agent_id is not None:  # only its own nodes, as in write()
             mine = current.node_map()
             for node in incoming.nodes:
@@ -225,7 +229,7 @@ def _report(ctx: EngineContext, target: Target, plan: WritePlan,
         unchanged=plan.unchanged, archived=plan.archived,
         edges_added=len(plan.edges), edges_removed=len(plan.expire),
         file=str(path) if path is not None else None, conflicts=outcome.conflicts,
-        seq=ctx.store.last_seq())
+        problems=outcome.problems, seq=ctx.store.last_seq())
 
 
 def find_node(ctx: EngineContext, node_id: str, project: str | None,
