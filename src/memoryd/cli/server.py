@@ -49,8 +49,8 @@ class CannotListen(Exception):
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host:port`` (uvicorn listens on it), or CannotListen with a
-    one-line reason. Binding before anything starts means a busy port is reported before
-    the store is opened or the model loads, and before the server claims to serve."""
+    one-line reason. Binding before the model loads and uvicorn starts means a busy port is
+    reported before anything runs in the background, and before the server claims to serve."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -115,16 +115,16 @@ def serve(
     settings = Settings(**({"mcp_tools": tools} if tools else {}))
     bind_host = host or settings.host
     bind_port = settings.port if port is None else port
-    try:
-        sock = listening_socket(bind_host, bind_port)
-    except CannotListen as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
     if not settings.allow_anonymous and not engine.has_active_key():
         engine.close()
-        sock.close()
         raise NoKeysConfigured()
+    try:  # before anything starts, and before claiming to serve
+        sock = listening_socket(bind_host, bind_port)
+    except CannotListen as exc:
+        engine.close()
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
     if bind_host not in _LOOPBACK:
         console.print(
             f"[yellow]warning:[/] listening on {bind_host}, reachable from other "
