@@ -86,17 +86,20 @@ REST_CASES: list[Case] = [
     Case("memory delete", "POST /memory", {"action": "delete", "id": "{fresh}"}, "write"),
     Case("memory purge", "POST /memory", {"action": "purge", "id": "{fresh}"}, "admin"),
     Case("codebase context", "POST /codebase", {"action": "get_context", "codebase": "x"}, "read"),
+    # Codebase x is project:x: bot-1 is not among its writers (MEMORYD_PROJECT_WRITERS).
     Case(
         "codebase decision",
         "POST /codebase",
         {"action": "remember_decision", "codebase": "x", "decision": "{text}"},
         "write",
+        agent_ok=False,
     ),
     Case(
         "codebase pattern",
         "POST /codebase",
         {"action": "remember_pattern", "codebase": "x", "name": "p", "description": "{text}"},
         "write",
+        agent_ok=False,
     ),
     Case("intention list", "POST /intention", {"action": "list"}, "read"),
     Case("intention check", "POST /intention", {"action": "check", "context": {}}, "read"),
@@ -154,7 +157,9 @@ REST_CASES: list[Case] = [
     Case("graph changes", "GET /api/v1/graph/changes", None, "read"),
     Case("graph ping", "GET /api/v1/graph/ping", None, "read"),
     Case("graph export", "GET /api/v1/graph/export", None, "read"),
-    Case("graph import", "POST /api/v1/graph/import", {"text": GRAPH_FILE}, "write"),
+    # A file names its nodes' ids: a key bound to an agent writes only ids of its own nodes.
+    Case("graph import", "POST /api/v1/graph/import", {"text": GRAPH_FILE}, "write",
+         agent_ok=False),
     # This store has no domains: lookups of one answer 404 once the caller is let through.
     Case("domains list", "GET /api/v1/domains", None, "read", False),
     Case("domain show", "GET /api/v1/domains/{domain}", None, "read", False, status=404),
@@ -197,7 +202,8 @@ TOOL_CASES: list[Case] = [
     Case("memory_forget", "tool:memory_forget", {"memoryId": "{fresh}"}, "write"),
     Case("codebase context", "tool:codebase", {"action": "get_context", "codebase": "x"}, "read"),
     Case("codebase decision", "tool:codebase",
-         {"action": "remember_decision", "codebase": "x", "decision": "{text}"}, "write"),
+         {"action": "remember_decision", "codebase": "x", "decision": "{text}"}, "write",
+         agent_ok=False),
     Case("intention list", "tool:intention", {"action": "list"}, "read"),
     Case("intention set", "tool:intention", {"action": "set", "description": "{text}",
                                              "trigger": {"type": "event", "event": "e"}},
