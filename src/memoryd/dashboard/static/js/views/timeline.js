@@ -1,0 +1,2 @@
+import { h } from "../ui.js";
+export async function render({ main }) { main.append(h("h1", {}, "timeline")); return null; }
