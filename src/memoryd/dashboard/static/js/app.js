@@ -160,7 +160,7 @@ function onLinkClick(event) {
   if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey
       || event.shiftKey || event.altKey) return;
   const a = event.target.closest("a[href]");
-  if (!a || a.target || a.hasAttribute("download")) return;
+  if (!a || a.target || a.hasAttribute("download") || a.getAttribute("href").startsWith("#")) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith("/dashboard")
       || url.pathname.startsWith("/dashboard/static/")) return;

@@ -159,7 +159,7 @@ export async function render(context) {
       summary: h("input", { name: "summary", value: m.summary || "" }),
       node_type: h("input", { name: "node_type", value: m.node_type }),
       tags: h("input", { name: "tags", value: m.tags.join(", ") }),
-      importance: h("input", { name: "importance", type: "number", min: 0, max: 1, step: 0.05, value: m.importance }),
+      importance: h("input", { name: "importance", type: "number", min: 0, max: 1, step: "any", value: m.importance }),
     };
     const form = h("form", { class: "panel", "aria-label": "Edit memory" },
       h("h2", {}, "Edit"),
