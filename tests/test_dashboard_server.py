@@ -245,3 +245,28 @@ def test_a_key_revoked_while_listening_is_cut_off(live_server: LiveServer) -> No
         frames = [ws.receive(), ws.receive()]
     assert frames[0]["type"] == "error" and "revoked" in frames[0]["message"]
     assert isinstance(frames[1], Closed) and frames[1].code == 4401
+
+
+# --- packaging --------------------------------------------------------------------------------
+def test_the_wheel_carries_every_dashboard_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The page works offline from an installed package: every file under static/ is in the
+    wheel (package data), not only in a source checkout."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    tree = tmp_path / "tree"
+    shutil.copytree(root / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, tree / name)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                            "-q", "-w", str(tmp_path / "dist"), str(tree)],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    wheel = zipfile.ZipFile(next((tmp_path / "dist").glob("memoryd-*.whl")))
+    names = set(wheel.namelist())
+    missing = [n for n, _ in _files() if f"memoryd/dashboard/static/{n}" not in names]
+    assert not missing, missing
