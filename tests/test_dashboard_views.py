@@ -2,7 +2,7 @@
 the timeline, the overview with this process's latencies, a memory's retention curve, the
 memory graph and the knowledge graphs (time travel, hand edits of the file, archiving a node
 by hand), linking memories, and who a key is. A key bound to an agent sees only its own in
-every one of them."""
+every one of them. Each test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -16,6 +16,13 @@ import pytest
 from memoryd.engine import Engine
 from memoryd.errors import Forbidden, InvalidInput, MemoryNotFound
 from memoryd.operations import Caller, invoke
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def mem(request: pytest.FixtureRequest, open_mem, store_url: str) -> Engine:  # type: ignore[no-untyped-def]
+    if request.param == "sqlite":
+        return open_mem(store_url)
+    return open_mem(request.getfixturevalue("pg_database")())
 
 
 def _as(mem: Engine, label: str, **binding: object) -> Caller:
