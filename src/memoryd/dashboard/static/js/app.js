@@ -67,6 +67,7 @@ async function render() {
     main.append(h("p", { class: "error", role: "alert" }, errorText(error)));
   }
   focusHeading();
+  performance.mark("memoryd:view-ready");  // the view is drawn and answers input (bench/dashboard)
 }
 
 function focusHeading() {

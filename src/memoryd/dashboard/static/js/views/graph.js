@@ -15,7 +15,8 @@ function sourceOf(query) {
   return query.get("src") || "memories";
 }
 
-async function fetchGraph(query, graphs, extra, signal) {
+async function fetchGraph(query, graphs, view, signal) {
+  const extra = view.extra;
   const src = sourceOf(query);
   const asOf = query.get("asof") || undefined;
   if (src === "memories") {
@@ -30,7 +31,7 @@ async function fetchGraph(query, graphs, extra, signal) {
   const query_ = src === "user" ? { graph: "user" } : { project: info?.root || src.replace(/^project:/, ""), graph: "project" };
   const [out, moments] = await Promise.all([
     get("/api/v1/graph/view", { ...query_, as_of: asOf }, { signal }),
-    changeMoments(query_, src, signal),
+    changeMoments(query_, src, view, signal),
   ]);
   return {
     kind: "kg", scope: out.scope, target: query_, file: out.file, first: out.first, at: out.at,
@@ -40,10 +41,12 @@ async function fetchGraph(query, graphs, extra, signal) {
 }
 
 // The moments this graph changed (from kg_sync), oldest first: the stops of the "as of"
-// slider, so that each step back undoes one change.
-async function changeMoments(target, scope, signal) {
-  const moments = [];
-  let since = 0;
+// slider, so that each step back undoes one change. Kept between reloads and continued from
+// where the last read stopped.
+async function changeMoments(target, scope, view, signal) {
+  if (view.moments?.scope !== scope) view.moments = { scope, since: 0, list: [] };
+  const moments = view.moments.list;
+  let since = view.moments.since;
   for (let page = 0; page < 10; page += 1) {
     const out = await get("/api/v1/graph/changes", { project: target.project, since, limit: 1000 }, { signal });
     for (const c of out.changes) {
@@ -56,6 +59,7 @@ async function changeMoments(target, scope, signal) {
     since = out.next;
     if (!out.more) break;
   }
+  view.moments.since = since;
   return moments;
 }
 
@@ -139,7 +143,7 @@ export async function render(context) {
   async function reload() {
     let data;
     try {
-      data = await fetchGraph(query, graphs, view.extra, signal);
+      data = await fetchGraph(query, graphs, view, signal);
     } catch (error) {
       if (error.name === "AbortError") return;
       status.textContent = errorText(error);
@@ -149,13 +153,9 @@ export async function render(context) {
       if (Number.isFinite(n.x)) view.positions.set(n.id, { x: n.x, y: n.y, fx: n.fx, fy: n.fy });
     }
     for (const n of data.nodes) Object.assign(n, view.positions.get(n.id) || {});
-    const ids = new Set(data.nodes.map((n) => n.id));
-    for (const e of data.edges) {
-      const a = data.nodes.find((n) => n.id === e.source);
-      const b = data.nodes.find((n) => n.id === e.target);
-      e.trace = Boolean(a?.trace || b?.trace);
-    }
-    data.edges = data.edges.filter((e) => ids.has(e.source) && ids.has(e.target));
+    const byId = new Map(data.nodes.map((n) => [n.id, n]));
+    data.edges = data.edges.filter((e) => byId.has(e.source) && byId.has(e.target));
+    for (const e of data.edges) e.trace = Boolean(byId.get(e.source).trace || byId.get(e.target).trace);
     view.data = data;
     slider.update(data);
     restyle();
@@ -164,7 +164,7 @@ export async function render(context) {
     window.memorydGraph = { source: sourceOf(query), screen: (id) => canvas.screen(id),
       nodes: () => data.nodes.filter((n) => !n.hidden).map((n) => ({ id: n.id, label: n.label, trace: n.trace })),
       edges: () => data.edges.map((e) => ({ source: e.source, target: e.target, type: e.type })),
-      fg: canvas.fg };
+      frames: () => canvas.state.frames.slice(), fg: canvas.fg };
     document.body.dataset.graphLoaded = String(Date.now());
   }
 

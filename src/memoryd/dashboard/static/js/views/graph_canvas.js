@@ -8,6 +8,7 @@ import { forceGraph } from "../vendor.js";
 export const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
   "#7a6f00", "#332288", "#882255", "#44AA99", "#117733", "#999933", "#AA4499", "#6b6b6b"];
 const EDGE_COLOURS = {};
+const LARGE_EDGES = 800;
 
 export function colourOf(key, keys) {
   const index = keys.indexOf(key);
@@ -25,7 +26,8 @@ function escapeHtml(text) {
 
 export async function createCanvas(box, { onSelect, onLink, isVisible }) {
   const ForceGraph = await forceGraph();
-  const state = { selected: null, hovered: null, dragging: null, pinned: new Map(), dropTarget: null };
+  const state = { selected: null, hovered: null, dragging: null, pinned: new Map(), dropTarget: null,
+    frames: [] };
   const fg = ForceGraph()(box)
     .width(box.clientWidth)
     .height(box.clientHeight)
@@ -52,6 +54,11 @@ export async function createCanvas(box, { onSelect, onLink, isVisible }) {
     .onNodeClick((node) => onSelect(node.id))
     .onNodeDrag((node) => dragging(node, fg, state))
     .onNodeDragEnd((node) => dropped(node, fg, state, onLink))
+    .onRenderFramePost(() => {
+      // When each frame was drawn (the last 600): the frame rate bench/dashboard reports.
+      state.frames.push(performance.now());
+      if (state.frames.length > 600) state.frames.shift();
+    })
     .cooldownTime(15000);
   const resize = new ResizeObserver(() => fg.width(box.clientWidth).height(box.clientHeight));
   resize.observe(box);
@@ -59,6 +66,12 @@ export async function createCanvas(box, { onSelect, onLink, isVisible }) {
     fg,
     state,
     setData(data) {
+      // Large graphs draw plainer edges (one stroke per colour, no arrow heads): at 2,000
+      // nodes and 3,000 edges that doubles the frame rate (bench/results/dashboard.md).
+      const large = data.links.length > LARGE_EDGES;
+      fg.linkDirectionalArrowLength(large ? 0 : 4)
+        .linkWidth(large ? 1 : (l) => 0.5 + 1.5 * (l.weight ?? 0.5))
+        .d3AlphaDecay(large ? 0.05 : 0.0228);
       fg.graphData(data);
     },
     select(id) {
@@ -92,13 +105,12 @@ export async function createCanvas(box, { onSelect, onLink, isVisible }) {
 
 function draw(node, ctx, scale, state) {
   const r = node.r;
-  ctx.save();
-  if (node.dim) ctx.globalAlpha = 0.18;
+  ctx.globalAlpha = node.dim ? 0.18 : 1;
   ctx.beginPath();
   ctx.arc(node.x, node.y, r, 0, 2 * Math.PI);
   if (node.trace) {
     ctx.globalAlpha *= 0.7;
-    ctx.setLineDash([2 / scale * 2, 2 / scale * 2]);
+    ctx.setLineDash([4 / scale, 4 / scale]);
     ctx.lineWidth = 1.5 / scale;
     ctx.strokeStyle = node.colour;
     ctx.fillStyle = "#ffffff";
@@ -117,15 +129,14 @@ function draw(node, ctx, scale, state) {
     ctx.stroke();
   }
   if (scale > 1.6 || node.id === state.selected || node.id === state.hovered) {
-    const size = 11 / scale;
-    ctx.font = `${size}px system-ui, sans-serif`;
+    ctx.font = `${11 / scale}px system-ui, sans-serif`;
     ctx.fillStyle = "#1b1f24";
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
     const text = node.label.length > 40 ? `${node.label.slice(0, 39)}…` : node.label;
     ctx.fillText(text, node.x, node.y + r + 2 / scale);
   }
-  ctx.restore();
+  ctx.globalAlpha = 1;
 }
 
 function nearest(node, nodes, scale) {

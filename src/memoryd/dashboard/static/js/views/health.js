@@ -8,7 +8,7 @@ import { clear, debounce, errorText, fmtDate, h, num, section, table } from "../
 
 function counts(title, data) {
   const entries = Object.entries(data || {});
-  return h("div", {}, h("h3", {}, title), entries.length
+  return h("div", { class: "grow" }, h("h3", {}, title), entries.length
     ? table(["", "Memories"], entries.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", { class: "num" }, v))))
     : h("p", { class: "muted" }, "—"));
 }
@@ -25,7 +25,7 @@ export async function render(context) {
     ]);
     clear(body).append(
       section("Server", serverBox(health, overview)),
-      section("Memories", h("div", { class: "row" },
+      section("Memories", h("div", { class: "row top" },
         counts("By type", overview.by_node_type), counts("By tier", overview.by_tier),
         counts("By state", overview.by_state), counts("By scope", overview.by_scope))),
       section("Retention", retention(overview)),
