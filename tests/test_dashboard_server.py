@@ -270,3 +270,50 @@ def test_the_wheel_carries_every_dashboard_file(tmp_path) -> None:  # type: igno
     names = set(wheel.namelist())
     missing = [n for n, _ in _files() if f"memoryd/dashboard/static/{n}" not in names]
     assert not missing, missing
+
+
+# --- changes made elsewhere -------------------------------------------------------------------
+def test_a_change_made_by_another_process_reaches_the_feed(live_server: LiveServer) -> None:
+    """The feed follows the store's change sequence, not this server's own writes: the CLI,
+    another process on the same SQLite file, is heard too."""
+    import os
+    import subprocess
+
+    from conftest import MEMORYD_BIN
+
+    store = f"sqlite:///{live_server.settings.home / 'memoryd.db'}"
+    with _connect(live_server, "writer") as ws:
+        assert ws.receive()["type"] == "hello"
+        added = subprocess.run([str(MEMORYD_BIN), "--store", store, "add",
+                                "Written by the command line while the page listens"],
+                               capture_output=True, text=True, timeout=120,
+                               env={**os.environ, "MEMORYD_HOME": str(live_server.settings.home)})
+        assert added.returncode == 0, added.stderr
+        changes = _changes(ws, timeout=30)
+    assert changes[0]["memory"]["snippet"].startswith("Written by the command line")
+
+
+def test_the_feed_works_on_postgresql_across_servers(shared_embedder, tmp_path,
+                                                    pg_database) -> None:  # type: ignore[no-untyped-def]
+    """Two servers on one PostgreSQL database: a write through one reaches the page that
+    listens on the other."""
+    from api_fixtures import start_server
+
+    url = pg_database()
+    one = start_server(tmp_path / "one", shared_embedder, store_url=url,
+                       key_specs={"writer": {"scopes": ["read", "write"]}})
+    try:
+        two = start_server(tmp_path / "two", shared_embedder, store_url=url)
+        two.keys = one.keys
+        try:
+            with _connect(two, "writer") as ws:
+                assert ws.receive()["type"] == "hello"
+                with one.client("writer") as http:
+                    made = http.post("/api/v1/memories", json={"content": "Written on server one"})
+                assert made.status_code == 201, made.text
+                changes = _changes(ws, timeout=30)
+            assert [c["memory_id"] for c in changes] == [made.json()["id"]]
+        finally:
+            two.stop()
+    finally:
+        one.stop()
