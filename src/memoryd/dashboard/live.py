@@ -12,7 +12,7 @@ first frame carries the key: ``{"key": "mk_...", "since": 123}`` (``since`` opti
 default the newest change). The server answers ``{"type": "hello", "head": N, "caller":
 ...}``, then ``{"type": "changes", ...}`` frames (a ``ChangeFeed``) as changes happen.
 A bad key closes the connection with code 4401, a key that may not read with 4403, a
-revoked key later with 4401. When the server shuts down, uvicorn closes every connection
+revoked key later with 4401; a store that does not answer with 1011 (the page retries). When the server shuts down, uvicorn closes every connection
 (1012): the page reconnects, sending the last ``next`` it saw, and misses nothing.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 import anyio.to_thread
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 
-from memoryd.errors import Forbidden, InvalidKey, MemorydError
+from memoryd.errors import ApiKeyError, Forbidden, InvalidKey, MemorydError
 from memoryd.operations import Caller, invoke
 
 PATH = "/api/v1/changes/live"
@@ -92,7 +92,9 @@ def _secret(first: dict[str, Any]) -> str | None:
 
 
 async def _refused(websocket: WebSocket, exc: MemorydError) -> None:
-    code = 4403 if isinstance(exc, Forbidden) else 4401
+    """Close with 4401 (key refused) or 4403 (not allowed): the page logs out; any other
+    error (the store does not answer) closes with 1011, and the page reconnects."""
+    code = 4403 if isinstance(exc, Forbidden) else 4401 if isinstance(exc, ApiKeyError) else 1011
     await websocket.send_text(json.dumps({"type": "error", "message": str(exc)}))
     await websocket.close(code=code, reason=type(exc).__name__)
 

@@ -13,6 +13,7 @@ unbound callers only (the same rule as the knowledge-graph feed).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from datetime import date, datetime, timedelta, tzinfo
 
 from memoryd.dates import day_bounds
@@ -124,8 +125,8 @@ def _timeline_entry(entry: HistoryEntry, memory: Memory | None) -> TimelineEntry
                          exists=memory is not None)
 
 
-def _batches(items, size: int):  # type: ignore[no-untyped-def]
-    batch = []
+def _batches(items: Iterable[HistoryEntry], size: int) -> Iterator[list[HistoryEntry]]:
+    batch: list[HistoryEntry] = []
     for item in items:
         batch.append(item)
         if len(batch) == size:
