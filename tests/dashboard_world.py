@@ -26,7 +26,7 @@ from memoryd.embed import Embedder
 from test_domains_engine import ROWS, SINGLE, items
 
 FOREIGN_MARKER = "cobalt release train zqa4417"
-CHROMIUM = Path(os.environ.get("MEMORYD_TEST_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM = os.environ.get("MEMORYD_TEST_CHROMIUM")  # default: Debian's /usr/bin/chromium
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -149,8 +149,11 @@ def chromium_or_skip() -> str:
     except ImportError:
         pytest.skip("the playwright package is not installed: pip install -e '.[test]' "
                     "(scripts/test installs it)")
-    found = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
+    if CHROMIUM is not None:
+        found = CHROMIUM if Path(CHROMIUM).is_file() else None
+    else:
+        found = "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else shutil.which("chromium")
     if found is None:
-        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/test installs "
-                    "it) or set MEMORYD_TEST_CHROMIUM")
+        pytest.skip(f"no Chromium at {CHROMIUM or '/usr/bin/chromium'}: apt-get install chromium "
+                    "(scripts/test installs it) or set MEMORYD_TEST_CHROMIUM to a Chromium binary")
     return found
