@@ -31,7 +31,7 @@ def test_defaults() -> None:
     # Ranking: one definition of each default (the pure modules document and measure them).
     from memoryd.cognition.ranking import DEFAULT_CLOSE_MARGIN
     from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
-    from memoryd.retrieval.relevance import DEFAULT_RECALL_THRESHOLD
+    from memoryd.retrieval.answer import DEFAULT_RECALL_THRESHOLD
 
     assert (s.fusion, s.bm25_k1, s.bm25_b) == ("relevance", DEFAULT_K1, DEFAULT_B)
     assert (s.rank_close_margin, s.recall_threshold) == (DEFAULT_CLOSE_MARGIN,

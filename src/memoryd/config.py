@@ -24,7 +24,7 @@ from pydantic_settings import (
 
 from memoryd.models.fields import check_scope
 from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
-from memoryd.retrieval.relevance import DEFAULT_RECALL_THRESHOLD
+from memoryd.retrieval.answer import DEFAULT_RECALL_THRESHOLD
 
 
 def default_home() -> Path:
@@ -157,6 +157,9 @@ class Settings(BaseSettings):
     # Answer searches from the keyword side while the embedding model is still loading, instead
     # of waiting for it (`memoryd mcp` turns this on: a client's first call should be quick).
     keyword_while_model_loads: bool = False
+    # With keyword_while_model_loads: how long a search waits for the model before answering
+    # from keywords (the default ONNX model loads in about half a second).
+    model_wait_seconds: float = Field(default=2.0, ge=0.0, le=60.0)
     # The MCP tools offered: a comma list of profiles (memory, kg, tasks, admin, openclaw,
     # vestige, full) and tool names; see memoryd.operations.profiles.
     mcp_tools: str = "memory"

@@ -328,7 +328,7 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         check_query(query, limit, mode)
         check_min_score(min_score)
         s = self.settings
-        loading = query_vector is None and not self.model_ready
+        loading = query_vector is None and not self.await_model()
         if loading:
             mode = "keyword"  # keyword_while_model_loads: answer now, not in a few seconds
         options = SearchOptions(
@@ -378,6 +378,15 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         """False while searches answer from keywords alone because the model is still loading
         (only with ``keyword_while_model_loads``)."""
         return self.embedder.loaded or not self.settings.keyword_while_model_loads
+
+    def await_model(self) -> bool:
+        """:attr:`model_ready`, after waiting up to ``model_wait_seconds`` for a model that is
+        still loading (the load starts now if nothing started it): a model that loads in half a
+        second answers the first search by meaning, a slow one does not hold it up longer."""
+        if self.model_ready:
+            return True
+        self.embedder.load_within(self.settings.model_wait_seconds)
+        return self.model_ready
 
     def warm(self) -> None:
         """Load the embedding model now (so the first search does not wait for it)."""
