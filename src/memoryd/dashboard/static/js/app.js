@@ -25,7 +25,7 @@ const ROUTES = [
 ];
 
 const main = document.getElementById("main");
-const state = { who: null, view: null, controller: null, live: null };
+const state = { who: null, view: null, controller: null, live: null, rendered: null };
 
 export function navigate(url, { replace = false } = {}) {
   const target = new URL(url, location.href);
@@ -40,6 +40,7 @@ function can(scope) {
 }
 
 async function render() {
+  state.rendered = location.pathname + location.search;
   if (state.view?.dispose) state.view.dispose();
   state.controller?.abort();
   state.view = null;
@@ -171,7 +172,10 @@ function onLinkClick(event) {
 
 async function boot() {
   document.addEventListener("click", onLinkClick);
-  window.addEventListener("popstate", () => render());
+  // A fragment link (the skip link) also fires popstate: only a new address re-renders.
+  window.addEventListener("popstate", () => {
+    if (location.pathname + location.search !== state.rendered) render();
+  });
   document.getElementById("logout").addEventListener("click", () => logout("Logged out."));
   whenUnauthorized((error) => logout(`Logged out: ${error.message}`));
   const key = getKey();
