@@ -121,6 +121,8 @@ REST_CASES: list[Case] = [
     Case("delete purge", "DELETE /api/v1/memories/{fresh}", {"purge": True}, "admin"),
     Case("history", "GET /api/v1/memories/{own}/history", None, "read"),
     Case("neighbours", "GET /api/v1/memories/{own}/neighbours", None, "read"),
+    Case("retention", "GET /api/v1/memories/{own}/retention", {"points": 5}, "read"),
+    Case("link", "POST /api/v1/memories/{own}/links", {"target": "{fresh}"}, "write"),
     Case("promote", "POST /api/v1/memories/{own}/promote", {"reason": "r"}, "write"),
     Case("demote", "POST /api/v1/memories/{own}/demote", None, "write"),
     Case("search", "POST /api/v1/search", {"query": "release train"}, "read"),
@@ -160,6 +162,14 @@ REST_CASES: list[Case] = [
     # A file names its nodes' ids: a key bound to an agent writes only ids of its own nodes.
     Case("graph import", "POST /api/v1/graph/import", {"text": GRAPH_FILE}, "write",
          agent_ok=False),
+    Case("graph view", "GET /api/v1/graph/view", None, "read"),
+    Case("graph list", "GET /api/v1/graph/list", None, "read"),
+    Case("graph memories", "GET /api/v1/graph/memories", {"limit": 20}, "read"),
+    Case("graph node archive", "POST /api/v1/graph/nodes/{node}/archive", {}, "write"),
+    Case("changes", "GET /api/v1/changes", {"since": 0, "limit": 5}, "read"),
+    Case("timeline", "GET /api/v1/timeline", {"days": 2}, "read"),
+    Case("overview", "GET /api/v1/overview", None, "read"),
+    Case("whoami", "GET /api/v1/whoami", None, "read"),
     # This store has no domains: lookups of one answer 404 once the caller is let through.
     Case("domains list", "GET /api/v1/domains", None, "read", False),
     Case("domain show", "GET /api/v1/domains/{domain}", None, "read", False, status=404),

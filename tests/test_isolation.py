@@ -9,6 +9,8 @@ the smart-ingest gate never chooses a neighbour outside the caller's view either
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import json
 from typing import Any, Iterator
 
@@ -87,8 +89,18 @@ def _read_requests() -> list[tuple[str, str, dict[str, Any] | None]]:
         ("POST", "/intention", {"action": "list", "status": "all"}),
         ("POST", "/intention", {"action": "check", "context": {"codebase": "x"}}),
         ("POST", "/session/warm", {"session_key": "iso"}),
+        ("GET", "/api/v1/changes", {"since": 0, "limit": 1000}),
+        ("GET", "/api/v1/timeline", {"days": 3, "day": _today()}),
+        ("GET", "/api/v1/overview", None),
+        ("GET", "/api/v1/graph/memories", {"limit": 5000, "include_superseded": True}),
+        ("GET", "/api/v1/graph/view", None),
+        ("GET", "/api/v1/graph/list", None),
     ]
     return out
+
+
+def _today() -> str:
+    return datetime.now(timezone.utc).date().isoformat()
 
 
 @pytest.mark.parametrize("caller", CALLERS)
