@@ -228,9 +228,10 @@ def test_hand_edits_of_the_file_show_up_and_archiving_writes_the_file(mem: Engin
 def test_graph_views_keep_a_bound_key_inside_its_view(mem: Engine, tmp_path: Path) -> None:
     mem.kg.write(graph="user", nodes=[{"id": "foreign", "name": "Someone else's node"}])
     bot = _as(mem, "bot", agent_id="bot-1")
-    invoke(mem, "kg_write", {"graph": "user", "nodes": [{"id": "mine", "name": "Bot's node"}]}, bot)
+    # a key bound to an agent adds nodes by name; their ids are chosen for it
+    invoke(mem, "kg_write", {"graph": "user", "nodes": [{"name": "Bot's node"}]}, bot)
     view = invoke(mem, "kg_graph", {"graph": "user"}, bot)
-    assert [n.id for n in view.nodes] == ["mine"]
+    assert [n.name for n in view.nodes] == ["Bot's node"]
     assert invoke(mem, "kg_graphs", {}, bot).graphs[0].nodes == 1
     with pytest.raises(Exception):
         invoke(mem, "kg_node_archive", {"id": "foreign", "graph": "user"}, bot)
