@@ -366,14 +366,14 @@ UNLABELLED = """() => [...document.querySelectorAll('main input, main select, ma
 
 def test_keyboard_labels_and_a_narrow_screen(page: Any, world: World) -> None:
     login(page, world)
-    assert page.evaluate("document.activeElement.tagName") == "H1"  # focus follows the view
+    assert poll(page, "document.activeElement.tagName === 'H1'")  # focus follows the view
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.closest('main') !== null")
     skip = page.get_by_role("link", name="Skip to content")
     skip.focus()
     assert skip.is_visible()
     page.keyboard.press("Enter")
-    assert page.evaluate("document.activeElement.id") == "main"
+    assert poll(page, "document.activeElement.id === 'main'")
     for view in ("memories", "graph", "timeline", "domains", "tasks", "health"):
         page.locator(f"[data-nav={view}]").focus()
         page.keyboard.press("Enter")
