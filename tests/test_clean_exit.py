@@ -158,3 +158,33 @@ def test_mcp_exits_cleanly_when_the_sdk_client_leaves_right_after_listing(
         assert ABORT not in errors.read_text()
         assert status.read_text().strip() == "0"
         status.unlink()
+
+
+def test_serve_first_key_creates_one_admin_key_only_when_none_is_active(cli_env) -> None:
+    """`serve --first-key` (what scripts/serve runs) prints a new admin key on a fresh store
+    and starts with it; on the next start, with a key present, it creates none."""
+    printed = []
+    for _ in range(2):
+        port = free_port()
+        proc = subprocess.Popen([str(MEMORYD_BIN), "serve", "--first-key", "local", "--port",
+                                 str(port)], env=cli_env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stderr is not None and proc.stdout is not None
+            for line in proc.stderr:
+                if "Application startup complete" in line:
+                    break
+            else:
+                pytest.fail(f"serve did not start: {proc.wait(30)}")
+            proc.send_signal(signal.SIGINT)
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        printed.append([line for line in out.splitlines() if line.startswith("mk_")])
+    assert len(printed[0]) == 1 and printed[1] == []
+    listed = subprocess.run([str(MEMORYD_BIN), "keys", "list", "--json"], env=cli_env,
+                            capture_output=True, text=True, timeout=120)
+    [key] = json.loads(listed.stdout)
+    assert key["label"] == "local" and key["scopes"] == ["read", "write", "admin"]
+    assert printed[0][0].startswith(key["prefix"])

@@ -103,6 +103,11 @@ def serve(
         None, "--tools", help="MCP tool profiles and names at /mcp, comma-separated (default: "
         "memory; see `memoryd mcp --help`)."
     ),
+    first_key: Optional[str] = typer.Option(
+        None, "--first-key", metavar="LABEL", help="When the store has no active key yet, "
+        "create one (scopes read,write,admin) with this label and print it once, instead of "
+        "refusing to start (scripts/serve uses this on first run)."
+    ),
 ) -> None:
     """Run the HTTP server: REST API, gateway recall/capture, and MCP at /mcp."""
     prefer_single_thread_inference()
@@ -117,8 +122,10 @@ def serve(
     bind_port = settings.port if port is None else port
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
     if not settings.allow_anonymous and not engine.has_active_key():
-        engine.close()
-        raise NoKeysConfigured()
+        if first_key is None:
+            engine.close()
+            raise NoKeysConfigured()
+        _print_first_key(engine, first_key)
     try:  # before anything starts, and before claiming to serve
         sock = listening_socket(bind_host, bind_port)
     except CannotListen as exc:
@@ -145,6 +152,13 @@ def serve(
         uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[sock])
     except KeyboardInterrupt:
         pass  # Ctrl-C after a clean shutdown: exit 0, as `uvicorn.run` does
+
+
+def _print_first_key(engine: Engine, label: str) -> None:
+    made = engine.create_key(label, scopes=["read", "write", "admin"])
+    typer.echo(f"No API key yet: created one (label {label!r}, scopes read,write,admin). "
+               "It is shown only this once; give it to your clients:", err=True)
+    typer.echo(made.secret)
 
 
 def register(app: typer.Typer) -> None:
