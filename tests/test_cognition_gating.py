@@ -1,5 +1,6 @@
 """Prediction-error gating: the contradiction detector, decide() on constructed candidates,
-merge_contents, the labelled data, and decide() on the labelled pairs with the real model."""
+merge_contents, the earlier labelled data, and decide() on it with the real model (the gate
+pairs of tests/data/gate_pairs.jsonl are tested in test_gate_pairs.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from memoryd.cognition.contradiction import Contradiction, detect
 from memoryd.cognition.gating import (
     Candidate,
     GatingParams,
-    added_terms,
     decide,
     merge_contents,
 )
@@ -235,11 +235,75 @@ def test_no_candidates_creates() -> None:
     assert (gate.decision, gate.target_ids, gate.similarity) == ("create", [], None)
 
 
-def test_contradiction_wins_over_reinforce_at_very_high_similarity() -> None:
+def test_a_changed_value_supersedes_even_at_very_high_similarity() -> None:
     old = Candidate("m1", "The staging database listens on port 5432.", 0.98)
     gate = decide("The staging database listens on port 5433.", [old], PARAMS)
     assert gate.decision == "supersede" and gate.target_ids == ["m1"]
-    assert "number" in gate.reason and gate.similarity == 0.98
+    assert "changed value" in gate.reason and "5433" in gate.reason and gate.similarity == 0.98
+
+
+def test_the_port_example_supersedes_although_worded_differently() -> None:
+    """"DB runs" / "database listens": the frame is kept, one value changes."""
+    old = Candidate("m1", "The staging DB runs on port 5432", 0.91)
+    gate = decide("The staging database listens on port 5433", [old], PARAMS)
+    assert gate.decision == "supersede" and gate.target_ids == ["m1"]
+
+
+CHANGED_VALUES = [
+    # (kind, old, new): written for these tests, none of them in the labelled pairs
+    ("number", "The build server has 16 cores.", "The build server has 32 cores."),
+    ("name", "The billing service is owned by Alice.", "The billing service is owned by Bob."),
+    ("date", "The contract renews on March 1.", "The contract renews on March 15."),
+    ("unit", "The cache TTL is 5 minutes.", "The cache TTL is 5 hours."),
+    ("negation", "The nightly job sends a report.", "The nightly job does not send a report."),
+    ("quantity", "All endpoints require auth.", "Most endpoints require auth."),
+    ("quantity", "The user always wants tests.", "The user rarely wants tests."),
+    ("identifier", "The deploy target is us-east-1.", "The deploy target is eu-west-1."),
+    ("percent", "The error budget is 0.1%.", "The error budget is 0.5%."),
+    ("money", "The seat price is $12.", "The seat price is $15."),
+    ("time", "The backup runs at 02:00.", "The backup runs at 03:30."),
+    ("version", "The API uses Django 4.2.", "The API uses Django 5.0."),
+    ("weekday", "Releases go out on Tuesdays.", "Releases go out on Thursdays."),
+    ("antonym", "Signups are open.", "Signups are closed."),
+    ("order", "Sam prefers tabs over spaces.", "Sam prefers spaces over tabs."),
+]
+
+
+@pytest.mark.parametrize(("kind", "old", "new"), CHANGED_VALUES)
+def test_a_changed_value_is_never_reinforced_nor_merged(kind: str, old: str, new: str) -> None:
+    for similarity in (0.99, 0.9, 0.7):
+        alone = decide(new, [Candidate("a", old, similarity)], PARAMS)
+        copies = decide(new, [Candidate("a", old, similarity),
+                              Candidate("b", old.rstrip(".") + ", as noted.", similarity - 0.01)],
+                        PARAMS)
+        assert alone.decision == copies.decision == "supersede", (kind, similarity)
+        assert alone.target_ids == ["a"]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # the subject changes, not the value: another memory
+    ("The staging DB runs on port 5432.", "The production DB runs on port 5433."),
+    ("Sam prefers tabs over spaces.", "Bob prefers tabs over spaces."),
+    ("The project budget for Q3 is $250k.", "The project budget for Q4 is $300k."),
+    ("The release freeze starts on December 18.", "The release freeze ends on January 5."),
+    ("The staging DB runs on port 5432.", "The staging DB runs on port 5433 for the analytics replica."),
+    # a negation elsewhere, or a different statement on the topic
+    ("Test coverage must stay above 80%.", "Snapshot tests are not counted towards coverage."),
+    ("Alice prefers TypeScript for frontend work.", "Alice prefers Go for backend work."),
+])
+def test_a_different_fact_on_the_same_topic_is_a_new_memory(old: str, new: str) -> None:
+    for similarity in (0.9, 0.75):
+        assert decide(new, [Candidate("a", old, similarity)], PARAMS).decision == "create"
+
+
+def test_a_memory_holding_other_facts_is_not_hidden_for_one_of_them() -> None:
+    old = Candidate("m", "Carol drinks coffee every morning. She runs 10 km on Sundays and "
+                         "works from the Lisbon office.", 0.7)
+    gate = decide("Carol does not drink coffee anymore.", [old], PARAMS)
+    assert gate.decision == "create"
+    short = decide("Carol does not drink coffee anymore.",
+                   [Candidate("m", "Carol drinks coffee every morning.", 0.7)], PARAMS)
+    assert short.decision == "supersede"
 
 
 def test_contradiction_wins_over_update_and_merge() -> None:
@@ -252,24 +316,30 @@ def test_contradiction_wins_over_update_and_merge() -> None:
 
 
 def test_long_texts_neither_supersede_nor_are_superseded() -> None:
-    """One contradicted clause of a long answer does not make the answer false as a whole."""
+    """One contradicted clause of a long text does not make the text false as a whole."""
     filler = " ".join(f"Step {i} checks the {w} log." for i, w in
-                      enumerate(["build", "deploy", "audit", "cache", "queue"] * 9))
+                      enumerate(["build", "deploy", "audit", "cache", "queue"]))
     long_old = f"The staging database listens on port 5432. {filler}"
     assert len(split_clauses(long_old)) > PARAMS.supersede_max_clauses
     short_new = "The staging database listens on port 5433."
     gate = decide(short_new, [Candidate("long", long_old, 0.7)], PARAMS)
-    assert gate.decision != "supersede"
+    assert gate.decision == "create"
     gate = decide(f"{short_new} {filler}", [Candidate("m1", "The staging database listens on "
                                                        "port 5432.", 0.7)], PARAMS)
-    assert gate.decision != "supersede"
-    # The same contradiction between two statements still supersedes.
+    assert gate.decision == "create"
     short = decide(short_new, [Candidate("m1", "The staging database listens on port 5432.", 0.7)],
                    PARAMS)
     assert short.decision == "supersede"
 
 
-def test_the_contradicted_candidate_is_targeted_not_the_closest() -> None:
+def test_different_speakers_never_fold_or_supersede() -> None:
+    old = Candidate("m", "Emi: I have 2 exams tomorrow", 0.9)
+    assert decide("Elise: I have 3 exams tomorrow", [old], PARAMS).decision == "create"
+    assert decide("Elise: I have 2 exams tomorrow", [old], PARAMS).decision == "create"
+    assert decide("Emi: I have 2 exams tomorrow!", [old], PARAMS).decision == "reinforce"
+
+
+def test_the_changed_candidate_is_targeted_not_the_closest() -> None:
     candidates = [
         Candidate("close", "The staging cluster runs Kubernetes 1.29 with three nodes.", 0.81),
         Candidate("conflict", "The staging cluster is hosted in Frankfurt.", 0.64),
@@ -278,14 +348,14 @@ def test_the_contradicted_candidate_is_targeted_not_the_closest() -> None:
     assert gate.decision == "supersede" and gate.target_ids == ["conflict"]
 
 
-def test_contradiction_below_the_supersede_threshold_creates() -> None:
-    old = Candidate("m1", "The user lives in Paris.", 0.35)
+def test_below_the_floors_nothing_is_compared() -> None:
+    old = Candidate("m1", "The user lives in Paris.", 0.3)
     assert decide("The user moved to Berlin.", [old], PARAMS).decision == "create"
     assert decide("The user moved to Berlin.", [Candidate("m1", "The user lives in Paris.", 0.51)],
                   PARAMS).decision == "supersede"
 
 
-def test_two_near_duplicates_merge() -> None:
+def test_two_copies_of_the_same_statement_merge() -> None:
     candidates = [
         Candidate("a", "Weekly sync is on Mondays at 10:00 in room Alpha.", 0.97),
         Candidate("b", "The weekly sync is Mondays 10:00, room Alpha.", 0.93),
@@ -295,29 +365,35 @@ def test_two_near_duplicates_merge() -> None:
     assert gate.decision == "merge" and gate.target_ids == ["a", "b"]
 
 
-def test_restatement_reinforces_and_addition_updates() -> None:
+def test_close_neighbours_that_differ_do_not_merge() -> None:
+    candidates = [
+        Candidate("a", "Weekly sync is on Mondays at 10:00 in room Alpha.", 0.95),
+        Candidate("b", "Weekly sync is on Mondays at 10:00 in room Beta.", 0.93),
+    ]
+    gate = decide("Weekly sync is on Mondays at 10:00 in room Alpha.", candidates, PARAMS)
+    assert gate.decision == "reinforce" and gate.target_ids == ["a"]
+
+
+def test_restatement_reinforces_and_elaboration_updates() -> None:
     old = "The user lives in Paris and works as a data engineer."
     same = decide("The user works as a data engineer and lives in Paris.",
                   [Candidate("m", old, 0.95)], PARAMS)
     assert same.decision == "reinforce" and same.target_ids == ["m"]
     more = decide("The user lives in Paris and works as a data engineer at Spotify.",
                   [Candidate("m", old, 0.93)], PARAMS)
-    assert more.decision == "update" and more.target_ids == ["m"]
-    assert added_terms(old, "The user lives in Paris and works as a data engineer at Spotify.") >= 3
+    assert more.decision == "update" and more.target_ids == ["m"] and "spotify" in more.reason
 
 
-def test_update_zone_with_nothing_new_reinforces() -> None:
-    old = Candidate("m", "Sessions are cached in Redis.", 0.70)
-    assert decide("Redis caches the sessions.", [old], PARAMS).decision == "reinforce"
-    gate = decide("Sessions are cached in Redis with a 30 minute TTL and LRU eviction.",
-                  [old], PARAMS)
-    assert gate.decision == "update"
+def test_a_change_marker_is_not_nothing_new() -> None:
+    """Every word of the old text, but "dropped" says the fact ended."""
+    old = Candidate("m", "The library supports Python 2.", 0.86)
+    gate = decide("The library dropped support for Python 2.", [old], PARAMS)
+    assert gate.decision != "reinforce"
 
 
-def test_a_progression_updates_even_at_moderate_similarity() -> None:
-    old = Candidate("m", "The newsletter has 2,300 subscribers.", 0.55)
-    gate = decide("The newsletter subscriber count climbed to 2,900.", [old], PARAMS)
-    assert gate.decision == "update" and "later value" in gate.reason
+def test_a_word_swapped_in_place_is_not_a_restatement() -> None:
+    old = Candidate("m", "The meeting is at noon in the small room.", 0.93)
+    assert decide("The meeting is at noon in the big room.", [old], PARAMS).decision == "create"
 
 
 def test_unrelated_neighbours_create_and_report_the_best_similarity() -> None:
@@ -332,12 +408,12 @@ def test_detector_is_injectable() -> None:
 
     def always(old: str, new: str) -> Contradiction:
         calls.append((old, new))
-        return Contradiction(True, "test", "forced")
+        return Contradiction(True, "negation", "forced")
 
-    gate = decide("b", [Candidate("m", "a", 0.6), Candidate("n", "c", 0.3)], PARAMS,
+    gate = decide("b c", [Candidate("m", "b d", 0.6), Candidate("n", "e", 0.2)], PARAMS,
                   detector=always)
     assert gate.decision == "supersede" and gate.target_ids == ["m"]
-    assert calls == [("a", "b")]  # candidates below the threshold are not even checked
+    assert calls == [("b d", "b c")]  # candidates below the floors are not even compared
 
 
 def test_params_are_frozen_and_thresholds_matter() -> None:
@@ -346,7 +422,16 @@ def test_params_are_frozen_and_thresholds_matter() -> None:
     old = Candidate("m", "Our CI pipeline uses GitHub Actions.", 0.72)
     new = "Our CI pipeline uses GitHub Actions, with a self-hosted runner for GPU tests."
     assert decide(new, [old], PARAMS).decision == "update"
-    assert decide(new, [old], GatingParams(update=0.80, reinforce=0.92)).decision == "create"
+    assert decide(new, [old], GatingParams(update=0.80)).decision == "create"
+
+
+def test_a_verbatim_restatement_reinforces_even_beside_a_conflicting_neighbour() -> None:
+    candidates = [
+        Candidate("same", "Builds of Paxuru take $414 longer on Swift than on AWS.", 0.99),
+        Candidate("other", "Builds of Paxuru take $900 longer on Swift than on AWS.", 0.90),
+    ]
+    gate = decide("Builds of Paxuru take $414 longer on Swift than on AWS.", candidates, PARAMS)
+    assert gate.decision == "reinforce" and gate.target_ids == ["same"]
 
 
 # --------------------------------------------------------------------------- merge_contents
@@ -380,15 +465,19 @@ def _own_pairs() -> list[dict[str, str]]:
     return [json.loads(line) for line in (DATA / "ingest_pairs.jsonl").read_text().splitlines()]
 
 
+LABELS = {"duplicate": "reinforce", "update": "update", "new_value": "supersede",
+          "contradiction": "supersede", "new": "create"}
+
+
 def test_labelled_pairs_are_well_formed() -> None:
     pairs = _own_pairs()
     assert len(pairs) >= 100
-    assert {p["label"] for p in pairs} == {"duplicate", "update", "contradiction", "new"}
+    assert {p["label"] for p in pairs} == set(LABELS)
     assert all(p["origin"] == "own" and p["old"].strip() and p["new"].strip() for p in pairs)
     assert len({p["id"] for p in pairs}) == len(pairs)
     assert len({(p["old"], p["new"]) for p in pairs}) == len(pairs)
-    for label in ("duplicate", "update", "contradiction", "new"):
-        assert sum(p["label"] == label for p in pairs) >= 30
+    for label in LABELS:
+        assert sum(p["label"] == label for p in pairs) >= 15
 
 
 def test_beam_pairs_are_stored_as_references_only() -> None:
@@ -419,53 +508,27 @@ def test_beam_references_resolve_when_the_data_is_present() -> None:
 
 
 @pytest.fixture(scope="module")
-def own_similarities() -> tuple[list[dict[str, str]], np.ndarray]:
-    from memoryd.embed import LocalEmbedder
-
+def own_similarities(shared_embedder) -> tuple[list[dict[str, str]], np.ndarray]:  # type: ignore[no-untyped-def]
     pairs = _own_pairs()
-    embedder = LocalEmbedder()
+    embedder = shared_embedder
     old = np.asarray(embedder.embed([p["old"] for p in pairs]))
     new = np.asarray(embedder.embed([p["new"] for p in pairs]))
     return pairs, (old * new).sum(axis=1)
 
 
 def test_decide_on_the_labelled_pairs_with_real_similarities(own_similarities) -> None:  # type: ignore[no-untyped-def]
-    """The defaults reproduce the benchmark: >= 90% of the own pairs decided as labelled, and
-    >= 90% of changed facts (updates and contradictions) linked to their old memory."""
+    """The pairs the detector was first built on: no changed fact is folded into the old
+    memory, reinforce and supersede are precise, and no unrelated pair is superseded."""
     pairs, sims = own_similarities
-    expected = {"duplicate": "reinforce", "update": "update", "contradiction": "supersede",
-                "new": "create"}
     decided = [decide(p["new"], [Candidate("old", p["old"], float(s))], PARAMS).decision
                for p, s in zip(pairs, sims)]
-    correct = sum(d == expected[p["label"]] for p, d in zip(pairs, decided))
-    assert correct / len(pairs) >= 0.9
-    changed = [d for p, d in zip(pairs, decided) if p["label"] in ("update", "contradiction")]
-    assert sum(d in ("update", "supersede") for d in changed) / len(changed) >= 0.9
-    # A wrong SUPERSEDE destroys a valid memory: at most 5% of unrelated pairs may get one.
+    correct = sum(d == LABELS[p["label"]] for p, d in zip(pairs, decided))
+    assert correct / len(pairs) >= 0.75
+    changed = [d for p, d in zip(pairs, decided) if LABELS[p["label"]] == "supersede"]
+    assert not {"reinforce", "merge"} & set(changed)
+    assert changed.count("supersede") / len(changed) >= 0.7
+    for decision in ("reinforce", "supersede"):
+        chosen = [p for p, d in zip(pairs, decided) if d == decision]
+        assert sum(LABELS[p["label"]] == decision for p in chosen) / len(chosen) >= 0.98
     unrelated = [d for p, d in zip(pairs, decided) if p["label"] == "new"]
-    assert unrelated.count("supersede") / len(unrelated) <= 0.05
-
-
-def test_vestige_thresholds_lose_changed_facts_on_this_model(own_similarities) -> None:  # type: ignore[no-untyped-def]
-    """Why the thresholds were re-tuned: with Vestige's values most changed facts that are
-    worded differently fall below 0.70-0.75 and become duplicates."""
-    pairs, sims = own_similarities
-    vestige = GatingParams(reinforce=0.92, update=0.75, supersede=0.70, merge=0.675,
-                           min_added_terms=1000)
-
-    def linked(params: GatingParams) -> float:
-        changed = [(p, s) for p, s in zip(pairs, sims) if p["label"] in ("update", "contradiction")]
-        decided = [decide(p["new"], [Candidate("o", p["old"], float(s))], params).decision
-                   for p, s in changed]
-        return sum(d in ("update", "supersede") for d in decided) / len(decided)
-
-    assert linked(PARAMS) > linked(vestige) + 0.1
-
-
-def test_a_verbatim_restatement_reinforces_even_beside_a_conflicting_neighbour() -> None:
-    candidates = [
-        Candidate("same", "Builds of Paxuru take $414 longer on Swift than on AWS.", 0.99),
-        Candidate("other", "Builds of Paxuru take $900 longer on Go than on GCP.", 0.80),
-    ]
-    gate = decide("Builds of Paxuru take $414 longer on Swift than on AWS.", candidates, PARAMS)
-    assert gate.decision == "reinforce" and gate.target_ids == ["same"]
+    assert unrelated.count("supersede") == 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["NEGATION_CUES", "STOP_WORDS", "TOKEN", "stem"]
+__all__ = ["NEGATION_CUES", "NEGATIVE_WORDS", "STOP_WORDS", "TOKEN", "stem"]
 
 TOKEN = re.compile(r"#[0-9A-Fa-f]{3,8}\b|[$€£]?\d[\d,]*(?:\.\d+)*%?|[A-Za-z][A-Za-z'’\-]*|[,.;:!?()]")
 STOP_WORDS = frozenset(
@@ -29,6 +29,13 @@ NEGATION_CUES = frozenset(
     didn't isn't aren't wasn't weren't shouldn't haven't hasn't hadn't couldn't wouldn't
     mustn't needn't""".split()
 )
+NEGATIVE_WORDS = frozenset(
+    """against avoid avoids avoided skip skips skipped refuse refuses refused forbid forbids
+    forbidden ban bans banned prohibit prohibited block blocks blocked prevent prevents
+    prevented lack lacks missing absent freeze frozen deny denied disallow disallowed unable
+    impossible except""".split()
+)
+"""Words that say "no" without a negation cue: "decided against X" agrees with "not X"."""
 
 
 def stem(word: str) -> str:
