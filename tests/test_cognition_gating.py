@@ -337,6 +337,19 @@ def test_different_speakers_never_fold_or_supersede() -> None:
     assert decide("Elise: I have 3 exams tomorrow", [old], PARAMS).decision == "create"
     assert decide("Elise: I have 2 exams tomorrow", [old], PARAMS).decision == "create"
     assert decide("Emi: I have 2 exams tomorrow!", [old], PARAMS).decision == "reinforce"
+    lower = Candidate("m", "elise: I would also choose Orlando, not just for Disney World", 0.8)
+    assert decide("Kevin: Orlando offers more than Disney World", [lower], PARAMS).decision \
+        == "create"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("elise: Where in California are you from?", "elise: I'm Emily from San Diego"),
+    ("Emi: Here let me show you", "Emi: I never knew where the show would end up, it got me "
+                                   "hooked from the start"),
+    ("Emi: Hey Kate!", "Emi: Hey Emily!"),
+])
+def test_questions_and_greetings_are_never_superseded(old: str, new: str) -> None:
+    assert decide(new, [Candidate("m", old, 0.7)], PARAMS).decision != "supersede"
 
 
 def test_the_changed_candidate_is_targeted_not_the_closest() -> None:

@@ -10,7 +10,8 @@ Given the new text and its nearest stored memories (cosine similarity, best firs
 candidate is read against the new text by :func:`memoryd.cognition.novelty.compare`, and:
 
 1. SUPERSEDE the closest candidate that the new text changes, when both are statements of at
-   most ``supersede_max_clauses`` clauses by the same speaker:
+   most ``supersede_max_clauses`` clauses by the same speaker (no question, two or more
+   units each):
    * one value replaced in a kept frame (a number, unit, date, time, name, identifier,
      quantifier, ...: "... runs on port 5432" / "... listens on port 5433") at similarity
      >= ``changed_value``; nothing else of the old text may be left out, nothing inserted
@@ -22,8 +23,9 @@ candidate is read against the new text by :func:`memoryd.cognition.novelty.compa
      (:func:`memoryd.cognition.contradiction.detect`: a negation flip, an antonym, an
      explicit correction, a change marker; or an ordered pair turned round, "tabs over
      spaces" / "spaces over tabs") that leaves at most a third of the old text's words
-     unsaid (a memory holding other facts is not hidden for one of them) and replaces no
-     value unless it says so ("moved", "now", "actually": "the freeze starts on December 18"
+     unsaid (a memory holding other facts is not hidden for one of them), adds at most
+     ``max_said_more`` units (or as many as the old text has) and replaces no value unless it
+     says so ("moved", "now", "actually": "the freeze starts on December 18"
      / "... ends on January 5" are two facts).
 2. MERGE two or more candidates at similarity >= ``merge`` that state the same thing as the
    new text and as each other (each restates the other).
@@ -88,6 +90,8 @@ class GatingParams:
     max_added_words: plain words a restatement may add ("The CI runs tests" / "The CI runs
         the tests again" adds none; "... runs unit tests" adds one).
     max_unsaid_share: share of the old text's units a contradiction may leave unsaid.
+    max_said_more: new units a contradiction may add (or as many as the old text has, if
+        more): a long text that mentions the old one is no correction of it.
     """
 
     reinforce: float = 0.65
@@ -99,6 +103,7 @@ class GatingParams:
     supersede_max_clauses: int = 4
     max_added_words: int = 1
     max_unsaid_share: float = 0.34
+    max_said_more: int = 4
 
 
 @dataclass(frozen=True)
@@ -163,7 +168,11 @@ def _unsaid(c: Comparison) -> int:
 
 
 def _statements(c: Comparison, params: GatingParams) -> bool:
-    return c.same_speaker and max(c.old.clauses, c.new.clauses) <= params.supersede_max_clauses
+    """Whether both texts are statements one may correct: the same speaker, short, no
+    question, and at least two units each ("Hey Kate!" states nothing)."""
+    return (c.same_speaker and max(c.old.clauses, c.new.clauses) <= params.supersede_max_clauses
+            and not c.old.asks and not c.new.asks
+            and len(set(c.old.units)) >= 2 and len(set(c.new.units)) >= 2)
 
 
 def _conflict(candidate: Candidate, new_text: str, c: Comparison, params: GatingParams,
@@ -182,8 +191,11 @@ def _conflict(candidate: Candidate, new_text: str, c: Comparison, params: Gating
         # Everything the memory said, and that it changed ("... now that Marcus left",
         # "... now; Bazel was dropped"): the new memory replaces it and loses nothing.
         return f"says that it changed, keeping all it said ({', '.join(v for _, v in c.added[:4])})"
-    if _unsaid(c) > max(1, int(params.max_unsaid_share * len(set(c.old.units)))):
+    old_units = len(set(c.old.units))
+    if _unsaid(c) > max(1, int(params.max_unsaid_share * old_units)):
         return None
+    if len(set(c.added)) > max(params.max_said_more, old_units):
+        return None  # a long text that mentions the old one is not its correction
     if c.reversed:
         return "an ordered pair turned round"
     verdict = detector(candidate.content, new_text)

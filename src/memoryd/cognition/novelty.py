@@ -47,7 +47,7 @@ from memoryd.cognition.words import NEGATION_CUES, NEGATIVE_WORDS, STOP_WORDS, T
 
 __all__ = ["Comparison", "Reading", "compare", "read"]
 
-SPEAKER = re.compile(r"^\s*([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}):\s+(?=\S)")
+SPEAKER = re.compile(r"^\s*([A-Za-z][\w'’.-]*(?: [A-Za-z][\w'’.-]*){0,2}):\s+(?=\S)")
 _ORDERED = re.compile(r"\b([\w-]+)\s+(?:over|rather than|instead of|than|vs\.?|versus)\s+"
                       r"(?:the\s+|a\s+|an\s+)?([\w-]+)", re.I)
 _UPDATE_TAG = re.compile(r"\[Updated \d{4}-\d{2}-\d{2}\]")
@@ -76,6 +76,7 @@ class Reading:
     body: str  # the text without its speaker label
     polarity: int  # clauses that say "no" (an odd number of negation cues and negative words)
     clauses: int
+    asks: bool  # holds a question
     marked: bool  # says that something changed ("now", "moved to", "increased", ...)
     ends: bool  # says that an earlier state ended ("stopped", "left", "instead", ...)
     spellings: tuple[tuple[int, str], ...] = ()  # (unit index, lower-case word) of plain words
@@ -158,8 +159,8 @@ def read(text: str) -> Reading:
     spellings = tuple((i, u[2]) for i, (_, u) in enumerate(ordered) if len(u) == 3)
     return Reading(speaker, tuple((u[0], u[1]) for _, u in ordered),
                    tuple(sp for sp, _ in ordered),
-                   qualified, body, polarity, len(split_clauses(body)), marked, ends,
-                   spellings)
+                   qualified, body, polarity, len(split_clauses(body)), "?" in body, marked,
+                   ends, spellings)
 
 
 def _with_names(r: Reading, names: set[str]) -> Reading:

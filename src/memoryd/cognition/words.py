@@ -23,7 +23,10 @@ STOP_WORDS = frozenset(
     if whether because while since until unless though although yet still even
     trying try tried kinda sorta gonna wanna help please wondering wonder thinking figure sure
     maybe perhaps something anything everything lot lots bit way ways""".split()
-)
+) | frozenset(
+    # interjections of chat: no content, and never a name however they are capitalised
+    """hey hi hello thanks thank thx ok okay yeah yep yup lol haha hahaha hehe wow oh omg
+    hmm um uh ah aww yay ooh btw bye""".split())
 NEGATION_CUES = frozenset(
     """not no never none nobody nothing neither nor without cannot can't won't don't doesn't
     didn't isn't aren't wasn't weren't shouldn't haven't hasn't hadn't couldn't wouldn't
