@@ -21,6 +21,7 @@ from memoryd.cognition.gating import (
     decide,
     merge_contents,
 )
+from memoryd.embed import Embedder
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -286,7 +287,8 @@ def test_a_changed_value_is_never_reinforced_nor_merged(kind: str, old: str, new
     ("Sam prefers tabs over spaces.", "Bob prefers tabs over spaces."),
     ("The project budget for Q3 is $250k.", "The project budget for Q4 is $300k."),
     ("The release freeze starts on December 18.", "The release freeze ends on January 5."),
-    ("The staging DB runs on port 5432.", "The staging DB runs on port 5433 for the analytics replica."),
+    ("The staging DB runs on port 5432.",
+     "The staging DB runs on port 5433 for the analytics replica."),
     # a negation elsewhere, or a different statement on the topic
     ("Test coverage must stay above 80%.", "Snapshot tests are not counted towards coverage."),
     ("Alice prefers TypeScript for frontend work.", "Alice prefers Go for backend work."),
@@ -521,7 +523,7 @@ def test_beam_references_resolve_when_the_data_is_present() -> None:
 
 
 @pytest.fixture(scope="module")
-def own_similarities(shared_embedder) -> tuple[list[dict[str, str]], np.ndarray]:  # type: ignore[no-untyped-def]
+def own_similarities(shared_embedder: Embedder) -> tuple[list[dict[str, str]], np.ndarray]:
     pairs = _own_pairs()
     embedder = shared_embedder
     old = np.asarray(embedder.embed([p["old"] for p in pairs]))

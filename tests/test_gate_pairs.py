@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from memoryd.cognition.gating import Candidate, GatingParams, decide
+from memoryd.embed import Embedder
 
 DATA = Path(__file__).resolve().parent / "data" / "gate_pairs.jsonl"
 # Written after the gate was built and measured as written: the same limits hold on it.
@@ -23,6 +24,7 @@ EXPECTED = {"duplicate": "reinforce", "rephrase": "reinforce", "new_value": "sup
 CHANGE_KINDS = ("number", "name", "date", "unit", "negation", "quantity")
 # The thresholds are fitted on these topics (bench/gating); the others are held out.
 FIT_TOPICS = {"infra", "dev", "prefs", "decisions", "people", "schedule"}
+Row = tuple[dict[str, Any], str]  # (pair, decision)
 
 
 def _pairs(path: Path = DATA) -> list[dict[str, Any]]:
@@ -47,7 +49,7 @@ def test_the_pairs_are_well_formed() -> None:
 
 
 @pytest.fixture(scope="module")
-def decided(shared_embedder) -> list[tuple[dict[str, Any], str]]:  # type: ignore[no-untyped-def]
+def decided(shared_embedder: Embedder) -> list[Row]:
     pairs = _pairs()
     old = np.asarray(shared_embedder.embed([p["old"] for p in pairs]))
     new = np.asarray(shared_embedder.embed([p["new"] for p in pairs]))
@@ -56,12 +58,12 @@ def decided(shared_embedder) -> list[tuple[dict[str, Any], str]]:  # type: ignor
             for p, s in zip(pairs, similarities)]
 
 
-def _precision(rows: list[tuple[dict[str, Any], str]], decision: str) -> float:
+def _precision(rows: list[Row], decision: str) -> float:
     chosen = [p for p, d in rows if d == decision]
     return sum(p["expected"] == decision for p in chosen) / len(chosen)
 
 
-def test_reinforce_is_precise(decided) -> None:  # type: ignore[no-untyped-def]
+def test_reinforce_is_precise(decided: list[Row]) -> None:
     assert _precision(decided, "reinforce") >= 0.98
     held = [(p, d) for p, d in decided if p["topic"] not in FIT_TOPICS]
     assert _precision(held, "reinforce") >= 0.98
@@ -70,13 +72,13 @@ def test_reinforce_is_precise(decided) -> None:  # type: ignore[no-untyped-def]
     assert duplicates.count("reinforce") / len(duplicates) >= 0.9
 
 
-def test_no_changed_value_is_folded_into_the_old_memory(decided) -> None:  # type: ignore[no-untyped-def]
+def test_no_changed_value_is_folded_into_the_old_memory(decided: list[Row]) -> None:
     folded = [p["id"] for p, d in decided if p["change"] and d in ("reinforce", "merge")]
     assert folded == []
 
 
 @pytest.mark.parametrize("kind", CHANGE_KINDS)
-def test_each_kind_of_change_is_never_reinforced(decided, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_each_kind_of_change_is_never_reinforced(decided: list[Row], kind: str) -> None:
     rows = [(p, d) for p, d in decided if p["change"] == kind]
     assert rows, f"no pair changes a {kind}"
     assert [p["id"] for p, d in rows if d in ("reinforce", "merge")] == []
@@ -84,7 +86,7 @@ def test_each_kind_of_change_is_never_reinforced(decided, kind: str) -> None:  #
     assert sum(d == "supersede" for _, d in rows) / len(rows) >= 0.6
 
 
-def test_supersede_is_precise_and_distinct_facts_stay_apart(decided) -> None:  # type: ignore[no-untyped-def]
+def test_supersede_is_precise_and_distinct_facts_stay_apart(decided: list[Row]) -> None:
     assert _precision(decided, "supersede") >= 0.95
     distinct = [d for p, d in decided if p["class"] == "distinct"]
     assert distinct.count("create") / len(distinct) >= 0.95
@@ -92,12 +94,12 @@ def test_supersede_is_precise_and_distinct_facts_stay_apart(decided) -> None:  #
     assert changed.count("supersede") / len(changed) >= 0.8
 
 
-def test_held_out_topics_are_decided_as_labelled(decided) -> None:  # type: ignore[no-untyped-def]
+def test_held_out_topics_are_decided_as_labelled(decided: list[Row]) -> None:
     held = [(p, d) for p, d in decided if p["topic"] not in FIT_TOPICS]
     assert sum(p["expected"] == d for p, d in held) / len(held) >= 0.8
 
 
-def test_the_limits_hold_on_pairs_written_after_the_gate(shared_embedder) -> None:  # type: ignore[no-untyped-def]
+def test_the_limits_hold_on_pairs_written_after_the_gate(shared_embedder: Embedder) -> None:
     pairs = _pairs(FRESH)
     assert len(pairs) >= 50 and {p["class"] for p in pairs} == set(EXPECTED)
     assert not {(p["old"], p["new"]) for p in pairs} & {(p["old"], p["new"]) for p in _pairs()}

@@ -113,6 +113,23 @@ def markdown(report: dict[str, Any]) -> str:
     out += _detector(report)
     out += _errors("Held-out gate pairs the shipped defaults decide otherwise",
                    report["held_errors"])
+    out += _errors("Fresh pairs the shipped defaults decide otherwise",
+                   report.get("fresh_errors", []))
     out += _errors("Earlier pairs the shipped defaults decide otherwise", report["earlier_errors"])
+    out += ["## Notes", "", *[f"- {n}" for n in NOTES], ""]
     out.append(f"Run time {report['run_s']} s.")
     return "\n".join(out) + "\n"
+
+
+NOTES = (
+    "A rephrasing the gate cannot prove equal (other words, not just other spellings) becomes "
+    "a new memory: reinforce recall is what precision costs, and a duplicate loses nothing.",
+    "BEAM pairs are user requests of one to five clauses in which the changed statement is a "
+    "part ('I've never used Zotero, how do I ...' after 'I just downloaded Zotero on March "
+    "2, can you ...'); superseding the old message would hide the rest of it, so the gate "
+    "keeps both (create). The detector still flags most of them (table above).",
+    "`changed value folded in` on BEAM's closest sentences can count a pair whose two chosen "
+    "sentences do not hold the change (the sentence nearest the old one is picked by "
+    "similarity): beam-3-knowledge_update-1 reinforces 'I'm using Bootstrap 5.3.0, and I've "
+    "tried using the card-deck and modal popups' into a sentence that says all of it.",
+)

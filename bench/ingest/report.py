@@ -17,7 +17,8 @@ def _earlier(s: dict[str, Any]) -> list[str]:
     e = s.get("earlier")
     if not e:
         return []
-    return ["The previous gate, same bench (`--compare`):", "",
+    return ["An earlier run with the previous gate (`--compare`; its own `add_many` row shows "
+            "the search it ran with):", "",
             "| written with | " + " | ".join(_SHOWN) + " |", "|---" * (len(_SHOWN) + 1) + "|",
             _row("`add_many`", e["add_many/strict"]),
             _row("smart ingest, previous gate (strict)", e["ingest/strict"]),
@@ -68,8 +69,8 @@ def markdown(report: dict[str, Any]) -> str:
            "A memory stands for the messages folded into it: `strict` counts a message only "
            "when its text is in the memory (update, merge), `lenient` also when it was "
            "reinforced (judged to add nothing). A superseded memory is not searched. "
-           "`python -m bench.ingest`" + (" (quick run: two chats per set)" if report["quick"] else "")
-           + ".", ""]
+           "`python -m bench.ingest`"
+           + (" (quick run: two chats per set)" if report["quick"] else "") + ".", ""]
     for name, s in report["sets"].items():
         out += _set_section(name, s)
     out.append(f"Run time {report['run_s']} s.")

@@ -128,7 +128,8 @@ def run_chat(chat: Chat, mode: str, table: VectorTable) -> dict[str, Any]:
         # Superseded memories (and those a merge folded away) are not searched.
         visible = mem.store.count() - written["decisions"].get("supersede", 0) \
             - len(written["merged"])
-        readings = {"strict": holders(chat, written, True), "lenient": holders(chat, written, False)}
+        readings = {"strict": holders(chat, written, True),
+                    "lenient": holders(chat, written, False)}
         rows: dict[str, list[dict[str, Any]]] = {r: [] for r in readings}
         for q in chat.questions:
             ids = [h.memory.id for h in mem.search(q.text, LIMIT, record_access=False)]
@@ -179,7 +180,8 @@ def summarise(data_set: str, runs: dict[str, list[dict[str, Any]]]) -> dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.ingest", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.ingest",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=",".join(DATA_SETS), help="comma-separated data sets")
     ap.add_argument("--quick", action="store_true", help="the first two chats of each set")
     ap.add_argument("--name", default="ingest", help="results file name (bench/results/NAME.*)")
@@ -224,5 +226,6 @@ def _add_comparison(report: dict[str, Any], path: Path | None) -> None:
     for name, s in report["sets"].items():
         old = earlier.get("sets", {}).get(name)
         if old:
-            s["earlier"] = {k: old[k] for k in ("ingest/strict", "ingest/lenient", "add_many/strict",
-                                                "decisions", "own_share", "superseded_share")}
+            keys = ("ingest/strict", "ingest/lenient", "add_many/strict", "decisions",
+                    "own_share", "superseded_share")
+            s["earlier"] = {k: old[k] for k in keys}

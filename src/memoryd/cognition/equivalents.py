@@ -35,11 +35,11 @@ _ABBREVIATIONS = {
     "pg": "postgresql", "mongo": "mongodb", "gh": "github", "tz": "timezone",
 }
 # British spellings and their American forms (applied to word endings and inside words).
-_SPELLING = ((re.compile(r"our(?=s?$|ite|ed|ing|able)"), "or"), (re.compile(r"isation"), "ization"),
-             (re.compile(r"(?<=[a-z]{3})is(e|ed|es|ing)$"), r"iz\1"), (re.compile(r"yse(s|d)?$"), r"yze\1"),
-             (re.compile(r"(?<=[a-z]{2})tre(s)?$"), r"ter\1"), (re.compile(r"ence$"), "ense"),
-             (re.compile(r"ogue(s)?$"), r"og\1"), (re.compile(r"lled$"), "led"),
-             (re.compile(r"lling$"), "ling"))
+_SPELLING = tuple((re.compile(pattern), replacement) for pattern, replacement in (
+    (r"our(?=s?$|ite|ed|ing|able)", "or"), (r"isation", "ization"),
+    (r"(?<=[a-z]{3})is(e|ed|es|ing)$", r"iz\1"), (r"yse(s|d)?$", r"yze\1"),
+    (r"(?<=[a-z]{2})tre(s)?$", r"ter\1"), (r"ence$", "ense"), (r"ogue(s)?$", r"og\1"),
+    (r"lled$", "led"), (r"lling$", "ling")))
 _KEEP = frozenset({"hour", "four", "your", "our", "tour", "pour", "sour", "flour", "ours",
                    "hours", "fours", "tours", "sense", "license", "defense", "otherwise",
                    "rise", "wise", "raise", "noise", "poise", "arise", "praise", "cruise",
@@ -65,7 +65,8 @@ def _american(word: str) -> str:
 def canonical(word: str) -> str:
     """The one form the gate compares ``word`` by (lower-case input).
 
-    >>> [canonical(w) for w in ("DB".lower(), "databases", "favourite", "favorite", "repo", "organisation")]
+    >>> words = ("db", "databases", "favourite", "favorite", "repo", "organisation")
+    >>> [canonical(w) for w in words]
     ['databas', 'databas', 'favorit', 'favorit', 'repository', 'organization']
     """
     low = word.lower().replace("’", "'")

@@ -3,7 +3,9 @@
 The user's plain statements of fact are kept (``extraction.read_heuristic``); every sentence
 of the user that is not stored is reported in ``skipped`` with the reason (chit-chat, a
 question, a request to the assistant, already stored, looks like a secret, ...), at most
-:data:`MAX_SKIPPED` of them. A gateway may send the whole transcript after every turn. A watermark per session (how many
+:data:`MAX_SKIPPED` of them.
+
+A gateway may send the whole transcript after every turn. A watermark per session (how many
 messages were captured, and a fingerprint of the last one) means only new messages are read;
 statements already stored for the session are skipped; statements that look like secrets are
 screened by the store's secret policy (refused ones are reported without their text). The
