@@ -75,7 +75,8 @@ def fit(items: list[dict[str, Any]]) -> tuple[gating.GatingParams, float, list[d
     smoothed = {}
     for index, value in scores.items():
         near = [scores[n] for axis in range(len(names)) for step in (-1, 1)
-                if (n := tuple(k + step if a == axis else k for a, k in enumerate(index))) in scores]
+                if (n := tuple(k + step if a == axis else k
+                               for a, k in enumerate(index))) in scores]
         smoothed[index] = 0.5 * value + 0.5 * (sum(near) / len(near) if near else value)
     best = max(smoothed, key=lambda k: (smoothed[k], scores[k]))
     params = replace(gating.GatingParams(), **{n: GRID[n][k] for n, k in zip(names, best)})
