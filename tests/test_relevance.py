@@ -1,7 +1,8 @@
-"""What the calibrated score promises, with the real model and through the faces that recall
-(REST on a real server, the MCP tools): an unrelated question finds nothing relevant, a
-paraphrase sharing no word with the memory is recalled, and the cognitive layer never puts a
-clearly less relevant memory above a clearly more relevant one."""
+"""What the score promises, with the real model and through the faces that recall (REST on a
+real server, the MCP tools): an unrelated question finds nothing relevant, a paraphrase sharing
+no word with the memory is recalled, an exact match scores high, a memory's score does not
+depend on how many other memories the store holds, MCP search prints the real score, and the
+cognitive layer never puts a clearly less relevant memory above a clearly more relevant one."""
 
 from __future__ import annotations
 
@@ -66,8 +67,10 @@ def test_an_unrelated_question_finds_nothing_relevant(server: LiveServer) -> Non
     tool = mcp_call(server, "recall", {"prompt": UNRELATED})
     assert tool.structured_content["items"] == [] and tool.content[0].text == "No relevant memories."
     assert mcp_call(server, "memory_recall", {"query": UNRELATED}).structured_content["results"] == []
-    said = mcp_call(server, "search", {"query": UNRELATED}).content[0].text
-    assert said.startswith("None of these is likely relevant.")
+    said = mcp_call(server, "search", {"query": UNRELATED})
+    assert said.structured_content["results"] == []
+    assert said.content[0].text == ("4 weaker matches (score below 0.17) left out.\n"
+                                    "No relevant memories.")
 
 
 def test_a_paraphrase_sharing_no_word_is_recalled(server: LiveServer) -> None:
@@ -84,6 +87,41 @@ def test_a_paraphrase_sharing_no_word_is_recalled(server: LiveServer) -> None:
     assert [i["content"] for i in tool.structured_content["items"]] == [DEPLOYS]
     agentos = mcp_call(server, "memory_recall", {"query": PARAPHRASE}).structured_content
     assert [r["content"] for r in agentos["results"]] == [DEPLOYS]
+
+
+def test_mcp_search_lists_likely_answers_with_their_real_score(server: LiveServer) -> None:
+    hit = server.engine.search(PARAPHRASE, 4, record_access=False)[0]
+    said = mcp_call(server, "search", {"query": PARAPHRASE})
+    assert [r["content"] for r in said.structured_content["results"]] == [DEPLOYS]
+    assert said.structured_content["results"][0]["score"] == round(hit.score, 4)
+    text = said.content[0].text
+    assert f'score="{hit.score:.2f}"' in text and 'score="0.00"' not in text
+    assert text.startswith("3 weaker matches (score below 0.17) left out.")
+
+
+def test_an_exact_match_scores_high(server: LiveServer) -> None:
+    hits = server.engine.search("which database do we use in production?", 4,
+                                record_access=False)
+    assert hits[0].memory.content == DEV_NOTES[1] and hits[0].score >= 0.8
+    assert all(h.score < server.engine.settings.recall_threshold for h in hits[1:])
+
+
+def test_a_score_does_not_depend_on_the_store_size(shared_embedder, tmp_path) -> None:
+    """The same memory scores the same for the same query among 4 memories and among 305, one
+    of which now matches the query better than it."""
+    import memoryd
+
+    with memoryd.open(f"sqlite:///{tmp_path / 'grow.db'}", embedder=shared_embedder) as mem:
+        mem.add_many([{"content": text} for text in [*DEV_NOTES, DEPLOYS]])
+        small = mem.search(PARAPHRASE, 4, record_access=False)[0]
+        mem.add_many([{"content": f"Recipe {i}: add {w} to the soup and simmer it"}
+                      for i, w in enumerate(["basil", "leeks", "lentils", "pepper"] * 75)]
+                     + [{"content": "When do we ship the spring catalogue to the printers?"}])
+        large = next(h for h in mem.search(PARAPHRASE, 100, record_access=False)
+                     if h.memory.id == small.memory.id)
+    assert small.memory.content == DEPLOYS
+    assert large.score == pytest.approx(small.score, abs=1e-6)
+    assert large.fused_score < small.fused_score  # its rank did change
 
 
 def test_min_score_of_recall_is_a_relevance(server: LiveServer) -> None:
@@ -124,13 +162,13 @@ class Clock:
 
 
 def assert_clear_differences_kept(plain: list, reordered: list, room: float, query: str) -> None:
-    """The same hits with the same scores, and none placed below one whose relevance it
-    exceeds by more than ``room`` log-odds."""
+    """The same hits with the same scores, and none placed below one whose ranking relevance
+    (``fused_score``) it exceeds by more than ``room`` log-odds."""
     assert {(h.memory.id, h.score) for h in plain} == {(h.memory.id, h.score) for h in reordered}
     place = {h.memory.id: i for i, h in enumerate(reordered)}
     for a in plain:
         for b in plain:
-            if logit(a.score) - logit(b.score) > room + 1e-9:
+            if logit(a.fused_score) - logit(b.fused_score) > room + 1e-9:
                 assert place[a.memory.id] < place[b.memory.id], (query, a.memory.content,
                                                                  b.memory.content)
 

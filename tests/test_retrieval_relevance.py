@@ -1,4 +1,5 @@
-"""The relevance score: fusion and calibration over real embeddings and memoryd's BM25."""
+"""The ranking (rank fusion in the relevance model) and the answer score over real embeddings
+and memoryd's BM25."""
 
 from __future__ import annotations
 
@@ -7,15 +8,16 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from memoryd.retrieval.answer import DEFAULT_RECALL_THRESHOLD
 from memoryd.retrieval.bm25 import Candidate, CorpusStats
 from memoryd.retrieval.relevance import (
     DEFAULT_MODEL,
-    DEFAULT_RECALL_THRESHOLD,
     CandidateFeatures,
     RelevanceModel,
     ScoredCandidate,
     candidate_features,
     relevance_scores,
+    side_ranks,
 )
 from memoryd.retrieval.tokens import query_terms, term_counts
 
@@ -45,15 +47,20 @@ def search(query: str, texts: list[str], embed: Callable[[list[str]], np.ndarray
 def test_unrelated_query_scores_below_the_recall_threshold(embed) -> None:
     hits = search("what is the capital of France", DEVELOPER_MEMORIES, embed)
     assert len(hits) == 3
-    assert all(h.probability < DEFAULT_RECALL_THRESHOLD for h in hits), hits
+    assert all(h.answer < 0.1 for h in hits), hits
 
 
 def test_paraphrase_scores_above_the_recall_threshold(embed) -> None:
     texts = ["Deploys go out on Tuesdays after standup", *DEVELOPER_MEMORIES]
     hits = search("when do we ship?", texts, embed)
     assert hits[0].memory_id == "0"
-    assert hits[0].probability >= DEFAULT_RECALL_THRESHOLD, hits
-    assert all(h.probability < DEFAULT_RECALL_THRESHOLD for h in hits[1:]), hits
+    assert hits[0].answer >= DEFAULT_RECALL_THRESHOLD, hits
+    assert all(h.answer < DEFAULT_RECALL_THRESHOLD for h in hits[1:]), hits
+
+
+def test_an_exact_match_scores_high(embed) -> None:
+    hits = search("which port does the staging database use", DEVELOPER_MEMORIES, embed)
+    assert hits[0].memory_id == "0" and hits[0].answer >= 0.8, hits
 
 
 def test_a_memory_holding_every_rare_query_word_ranks_first(embed) -> None:
@@ -71,6 +78,7 @@ def test_scores_are_probabilities_sorted_best_first(embed) -> None:
     assert [h.memory_id for h in hits][0] == "0"
     probs = [h.probability for h in hits]
     assert probs == sorted(probs, reverse=True) and all(0.0 < p < 1.0 for p in probs)
+    assert all(0.0 < h.answer < 1.0 for h in hits)
 
 
 def test_features_are_relative_to_the_query_best() -> None:
@@ -78,6 +86,12 @@ def test_features_are_relative_to_the_query_best() -> None:
     assert [f.cosine_gap for f in feats] == pytest.approx([0.0, -0.5, -0.3])
     assert [f.keyword_lead for f in feats] == pytest.approx([0.9, 0.5 * 0.4, 0.0])
     assert candidate_features([], [], [], []) == []
+
+
+def test_side_ranks_share_a_rank_between_equal_values() -> None:
+    assert side_ranks([0.9, None, 0.5, 0.9, 0.1]) == [1, None, 3, 1, 4]
+    assert side_ranks([0.9, 0.5, 0.1], limit=2) == [1, 2, None]
+    assert side_ranks([]) == []
 
 
 def test_bad_input_is_rejected() -> None:
@@ -91,11 +105,11 @@ def test_bad_input_is_rejected() -> None:
 
 
 def test_more_evidence_never_lowers_the_probability() -> None:
-    base = CandidateFeatures(0.3, -0.1, 0.3, 0.3, 0.3)
+    base = CandidateFeatures(0.3, -0.1, 0.3, 0.3, 0.3, 0.3, 0.3)
     p = DEFAULT_MODEL.probability(base)
     for name in base.__dict__:
         higher = CandidateFeatures(**{**base.__dict__, name: getattr(base, name) + 0.3})
         assert DEFAULT_MODEL.probability(higher) >= p, name
-    for name in ("cosine", "keyword_lead"):
+    for name in ("keyword_rr", "vector_rr"):
         higher = CandidateFeatures(**{**base.__dict__, name: getattr(base, name) + 0.3})
         assert DEFAULT_MODEL.probability(higher) > p, name

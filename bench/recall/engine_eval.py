@@ -31,7 +31,7 @@ from bench.recall.experiments import _mean, evaluate, sign
 from bench.recall.extras import NEGATIVE_KINDS
 from bench.recall.fit import HALVES, reliability
 from memoryd.cognition.ranking import DEFAULT_CLOSE_MARGIN
-from memoryd.retrieval.relevance import DEFAULT_RECALL_THRESHOLD
+from memoryd.retrieval.answer import DEFAULT_RECALL_THRESHOLD
 
 SINGLES = ("keyword (FTS5 bm25, as shipped)", "keyword (memoryd BM25 k1=5 b=1)", "vector")
 SHOWN = (*SINGLES, "RRF k=60 (textbook)", "RRF k=5, vector x2 (previous default)",

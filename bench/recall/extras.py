@@ -17,7 +17,8 @@ from bench.recall.corpus import Corpus
 from bench.recall.pipeline import KeywordConfig, Pool, by_probability, keyword_ranking
 from memoryd.cognition.ranking import order_within_margin, recency, spread
 from memoryd.retrieval.bm25 import Candidate, CorpusStats, keyword_evidence
-from memoryd.retrieval.relevance import DEFAULT_MODEL, DEFAULT_RECALL_THRESHOLD, candidate_features
+from memoryd.retrieval.answer import DEFAULT_RECALL_THRESHOLD
+from memoryd.retrieval.relevance import DEFAULT_MODEL, candidate_features
 from memoryd.retrieval.tokens import query_terms
 from memoryd.cognition.extraction import states_preference
 from memoryd.engine.cues import PREFERENCE_SCAN_CHARS

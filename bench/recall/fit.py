@@ -18,16 +18,22 @@ from memoryd.retrieval.relevance import FEATURES, RelevanceModel
 HALVES = {"odd": frozenset(range(1, 21, 2)), "even": frozenset(range(2, 21, 2))}
 
 
-def fit(pools: Sequence[Pool], columns: Sequence[int] | None = None, l2: float = 1e-5) -> RelevanceModel:
+def fit(pools: Sequence[Pool], columns: Sequence[int] | None = None, l2: float = 1e-5,
+        sample_weights: Sequence[float] | None = None) -> RelevanceModel:
     """Logistic regression with every weight >= 0 (more evidence never lowers relevance).
 
     Minimises the mean log loss plus ``l2`` times the squared weights (L-BFGS-B with
-    bounds); features outside ``columns`` get weight 0.
+    bounds); features outside ``columns`` get weight 0. ``sample_weights`` (one per pool)
+    weigh each pool's pairs.
     """
     cols = list(range(len(FEATURES))) if columns is None else list(columns)
     x = np.vstack([p.x for p in pools])[:, cols]
     y = np.concatenate([p.labels for p in pools]).astype(np.float64)
-    theta = logistic(x, y, l2)
+    if sample_weights is not None:
+        w = np.concatenate([np.full(len(p.labels), s) for p, s in zip(pools, sample_weights)])
+        theta = logistic_weighted(x, y, w, l2)
+    else:
+        theta = logistic(x, y, l2)
     weights = [0.0] * len(FEATURES)
     for j, col in enumerate(cols):
         weights[col] = float(theta[j + 1])
@@ -130,3 +136,24 @@ def _platt(pools: Sequence[Pool]) -> tuple[float, float]:
 
     r = minimize(loss, np.array([0.0, 1.0]), jac=True, method="L-BFGS-B", bounds=[(None, None), (0.0, None)])
     return float(r.x[0]), float(r.x[1])
+
+
+def logistic_weighted(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-6
+                      ) -> np.ndarray:
+    """(intercept, weights...) of a logistic regression with weights >= 0 and per-row
+    weights ``w``: weighted mean log loss plus ``l2`` times the squared weights."""
+    from scipy.optimize import minimize
+
+    share = w / w.sum()
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = theta[0] + x @ theta[1:]
+        p = 1.0 / (1.0 + np.exp(-z))
+        value = float(share @ (np.logaddexp(0.0, z) - y * z)) + l2 * float(theta[1:] @ theta[1:])
+        grad_z = share * (p - y)
+        return value, np.concatenate([[grad_z.sum()], x.T @ grad_z + 2 * l2 * theta[1:]])
+
+    bounds = [(None, None)] + [(0.0, None)] * x.shape[1]
+    result = minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B",
+                      bounds=bounds, options={"maxiter": 2000})
+    return result.x

@@ -133,6 +133,32 @@ def make_key(
     return CreatedKey(record, secret)
 
 
+#: Words that mark a secret copied from an example instead of generated
+#: (``mk_replace_me_with_a_random_secret_of_32_chars``), compared without ``_``/``-``.
+PLACEHOLDER_WORDS = ("replaceme", "changeme", "placeholder", "example", "yourkey", "yoursecret",
+                     "randomsecret", "secret", "dummy")
+#: The fewest distinct characters a made-elsewhere secret may have: 32 random hex digits have
+#: fewer than 8 with a probability of about 4e-8; ``mk_aaaa...`` has one.
+MIN_DISTINCT_CHARS = 8
+
+
+def check_made_secret(secret: str) -> None:
+    """Refuse a secret made outside memoryd (a deployment's Secret, ``keys import``) that is
+    not one: the wrong shape, an example's placeholder, or too little variety to be random.
+    The message never repeats the secret."""
+    if not well_formed(secret) or len(secret) < len(KEY_PREFIX) + 32 \
+            or any(c.isspace() for c in secret):
+        raise InvalidInput("a key must be 'mk_' followed by at least 32 characters, no spaces")
+    body = secret[len(KEY_PREFIX):]
+    folded = body.lower().replace("_", "").replace("-", "")
+    if any(word in folded for word in PLACEHOLDER_WORDS) or re.fullmatch(r"[a-z_\-]+", body):
+        raise InvalidInput("the key is a placeholder, not a random secret; make one with: "
+                           "python3 -c \"import secrets; print('mk_' + secrets.token_urlsafe(32))\"")
+    if len(set(body)) < MIN_DISTINCT_CHARS:
+        raise InvalidInput(f"the key has fewer than {MIN_DISTINCT_CHARS} distinct characters, so "
+                           "it is not a random secret")
+
+
 def well_formed(secret: str | None) -> bool:
     """Whether a presented secret could be a memoryd key at all (cheap, before any lookup)."""
     return bool(secret) and secret.startswith(KEY_PREFIX) and len(secret) <= 200  # type: ignore[union-attr]

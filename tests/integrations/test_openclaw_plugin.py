@@ -33,3 +33,15 @@ def test_plugin_builds_and_its_node_tests_pass():
     passed = int(re.search(r"ℹ pass (\d+)", run.stdout).group(1))
     failed = int(re.search(r"ℹ fail (\d+)", run.stdout).group(1))
     assert failed == 0 and passed >= 20, run.stdout[-3000:]
+
+
+def test_the_plugin_passes_memoryds_default_recall_threshold():
+    """memory_search sends min_score = the plugin's minScore, whose default must be memoryd's
+    recall threshold (the node tests check that a question nothing answers finds nothing)."""
+    from memoryd.retrieval.answer import DEFAULT_RECALL_THRESHOLD
+
+    source = (OPENCLAW_PLUGIN / "src" / "config.ts").read_text(encoding="utf-8")
+    default = re.search(r"export const DEFAULT_MIN_SCORE = ([0-9.]+);", source)
+    assert default and float(default.group(1)) == DEFAULT_RECALL_THRESHOLD
+    manifest = (OPENCLAW_PLUGIN / "openclaw.plugin.json").read_text(encoding="utf-8")
+    assert f'"default": {DEFAULT_RECALL_THRESHOLD}' in manifest

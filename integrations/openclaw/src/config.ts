@@ -8,10 +8,17 @@ export type PluginConfig = {
   autoCapture: boolean;
   recallTokenBudget?: number;
   recallMaxItems?: number;
+  minScore: number;
   timeoutMs: number;
 };
 
 export const DEFAULT_URL = "http://127.0.0.1:8765";
+/**
+ * memoryd's default recall threshold (`memoryd.retrieval.answer.DEFAULT_RECALL_THRESHOLD`): a
+ * memory at least this likely to answer the query. `memory_search` passes it as `min_score`
+ * unless the call or the plugin config (`minScore`) names another.
+ */
+export const DEFAULT_MIN_SCORE = 0.17;
 
 /** Settings problems named field by field, so a typo in openclaw.json is easy to find. */
 export class ConfigError extends Error {
@@ -26,6 +33,15 @@ function optionalInt(raw: Record<string, unknown>, name: string, min: number, ma
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function optionalScore(raw: Record<string, unknown>, name: string, fallback: number): number {
+  const value = raw[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw new ConfigError(`${name} must be a number from 0 to 1`);
   }
   return value;
 }
@@ -63,6 +79,7 @@ export function parseConfig(raw: unknown, env: Record<string, string | undefined
     autoCapture: optionalBool(config, "autoCapture", true),
     recallTokenBudget: optionalInt(config, "recallTokenBudget", 50, 100_000),
     recallMaxItems: optionalInt(config, "recallMaxItems", 1, 50),
+    minScore: optionalScore(config, "minScore", DEFAULT_MIN_SCORE),
     timeoutMs: optionalInt(config, "timeoutMs", 100, 600_000) ?? 30_000,
   };
 }

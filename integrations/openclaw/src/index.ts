@@ -9,7 +9,7 @@
 
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { MemorydClient } from "./client.js";
-import { parseConfig } from "./config.js";
+import { parseConfig, type PluginConfig } from "./config.js";
 import { MemoryHooks } from "./hooks.js";
 import { MemorydSearchManager } from "./search-manager.js";
 import { TOOL_SCHEMAS, memoryForget, memoryGet, memorySearch, memoryStore } from "./tools.js";
@@ -17,12 +17,12 @@ import { TOOL_SCHEMAS, memoryForget, memoryGet, memorySearch, memoryStore } from
 type ToolContext = { sessionKey?: string; sessionId?: string };
 type ToolRun = (params: any, ctx: ToolContext) => Promise<unknown>;
 
-const TOOLS: Record<keyof typeof TOOL_SCHEMAS, { label: string; description: string; run: (client: MemorydClient) => ToolRun }> = {
+const TOOLS: Record<keyof typeof TOOL_SCHEMAS, { label: string; description: string; run: (client: MemorydClient, config: PluginConfig) => ToolRun }> = {
   memory_search: {
     label: "Memory Search",
     description:
       "Search long-term memory (memoryd) before answering questions about prior work, decisions, dates, people, preferences or todos. Returns paths to read with memory_get.",
-    run: (client) => (params, ctx) => memorySearch(client, params, ctx.sessionKey ?? ctx.sessionId),
+    run: (client, config) => (params, ctx) => memorySearch(client, params, ctx.sessionKey ?? ctx.sessionId, config.minScore),
   },
   memory_get: {
     label: "Memory Get",
@@ -49,7 +49,7 @@ export default definePluginEntry({
     const config = parseConfig(api.pluginConfig, process.env);
     const client = new MemorydClient({ url: config.url, token: config.token, agentId: config.agentId, timeoutMs: config.timeoutMs });
     const hooks = new MemoryHooks(client, config, api.logger);
-    const manager = new MemorydSearchManager(client);
+    const manager = new MemorydSearchManager(client, config.minScore);
 
     api.registerMemoryCapability({
       runtime: {
@@ -59,7 +59,7 @@ export default definePluginEntry({
     });
 
     for (const [name, spec] of Object.entries(TOOLS) as [keyof typeof TOOLS, (typeof TOOLS)[keyof typeof TOOLS]][]) {
-      const run = spec.run(client);
+      const run = spec.run(client, config);
       api.registerTool(
         (ctx) => ({
           name,

@@ -13,12 +13,12 @@ import { memoryGet, memorySearch } from "./tools.js";
 type SearchOptions = { maxResults?: number; minScore?: number; sessionKey?: string; sources?: string[] };
 
 export class MemorydSearchManager {
-  constructor(private readonly client: MemorydClient) {}
+  constructor(private readonly client: MemorydClient, private readonly minScore?: number) {}
 
   /** Hybrid search in memoryd; results carry `source: "memory"` (memoryd holds no transcripts). */
   async search(query: string, opts: SearchOptions = {}) {
     if (opts.sources && !opts.sources.includes("memory")) return [];
-    const { results } = await memorySearch(this.client, { query, maxResults: opts.maxResults, minScore: opts.minScore }, opts.sessionKey);
+    const { results } = await memorySearch(this.client, { query, maxResults: opts.maxResults, minScore: opts.minScore }, opts.sessionKey, this.minScore);
     return results;
   }
 

@@ -11,6 +11,7 @@
  */
 
 import { MemorydClient, MemorydError } from "./client.js";
+import { DEFAULT_MIN_SCORE } from "./config.js";
 
 export const MEMORY_PATH_PREFIX = "memoryd/";
 const SNIPPET_CHARS = 700;
@@ -67,15 +68,21 @@ function requireText(value: unknown, name: string): string {
   return value.trim();
 }
 
-/** memory_search: hybrid search in memoryd, shaped like OpenClaw's memory-core results. */
+/**
+ * memory_search: hybrid search in memoryd, shaped like OpenClaw's memory-core results. Only
+ * results scoring at least `minScore` (how likely a memory answers the query, 0-1; default
+ * memoryd's recall threshold) come back, so a question memory cannot answer finds nothing.
+ */
 export async function memorySearch(
   client: MemorydClient,
   params: MemorySearchParams,
   sessionKey?: string,
+  minScore: number = DEFAULT_MIN_SCORE,
 ): Promise<{ results: MemorySearchHit[] }> {
   const query = requireText(params.query, "query");
   const body: Record<string, unknown> = { query, limit: Math.min(Math.max(params.maxResults ?? DEFAULT_MAX_RESULTS, 1), 100) };
-  if (params.minScore !== undefined) body.min_score = Math.min(Math.max(params.minScore, 0), 1);
+  // Only memories likely to answer: the call's minScore, else the plugin's (memoryd's threshold).
+  body.min_score = Math.min(Math.max(params.minScore ?? minScore, 0), 1);
   if (sessionKey) body.session_key = sessionKey;
   const answer = await client.post<SearchResponse>("/api/v1/search", body);
   const results = answer.results.map((item) => {
@@ -157,7 +164,7 @@ export const TOOL_SCHEMAS = {
     properties: {
       query: { type: "string", description: "What to look for (free text)." },
       maxResults: { type: "integer", minimum: 1, maximum: 100, description: "How many results at most (default 6)." },
-      minScore: { type: "number", minimum: 0, maximum: 1, description: "Drop results scoring below this (0-1)." },
+      minScore: { type: "number", minimum: 0, maximum: 1, description: "Drop results less likely than this to answer the query (0-1; default memoryd's recall threshold)." },
       corpus: { type: "string", enum: ["memory", "wiki", "all", "sessions"], description: "Accepted for compatibility; memoryd searches its memories." },
     },
     required: ["query"],

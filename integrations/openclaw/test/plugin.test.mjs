@@ -64,6 +64,16 @@ describe("memory_store and memory_search", () => {
     assert.ok(strict.results.every((r) => r.score >= 0.99));
   });
 
+  test("memoryd's recall threshold is passed: a question memory cannot answer finds nothing", async () => {
+    assert.deepEqual((await memorySearch(client, { query: "What's the capital of France?" })).results, []);
+    const manager = new MemorydSearchManager(client, parseConfig({}, {}).minScore);
+    assert.deepEqual(await manager.search("What's the capital of France?", { maxResults: 5 }), []);
+    const everything = await memorySearch(client, { query: "What's the capital of France?", minScore: 0 });
+    assert.ok(everything.results.length >= 3 && everything.results.every((r) => r.score < 0.17));
+    const deploys = await memorySearch(client, { query: "when does billing deploy?" });
+    assert.ok(deploys.results.length >= 1 && deploys.results.every((r) => r.score >= 0.17));
+  });
+
   test("bad input is refused with a clear error", async () => {
     await assert.rejects(memoryStore(client, { text: "  " }), /text must be a non-empty string/);
     await assert.rejects(memorySearch(client, { query: "" }), /query must be a non-empty string/);
@@ -224,6 +234,9 @@ describe("config", () => {
     assert.equal(config.agentId, "openclaw");
     assert.equal(config.autoRecall, true);
     assert.equal(config.autoCapture, true);
+    assert.equal(config.minScore, 0.17);
+    assert.equal(parseConfig({ minScore: 0.3 }, {}).minScore, 0.3);
+    assert.throws(() => parseConfig({ minScore: 1.5 }, {}), /minScore must be a number from 0 to 1/);
   });
 
   for (const [raw, message] of [

@@ -6,8 +6,8 @@ import sys
 from typing import Optional
 
 import typer
-from rich.console import Console
 
+from memoryd.cli.common import make_console
 from memoryd.errors import MemorydError
 
 app = typer.Typer(
@@ -17,7 +17,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True)
+err_console = make_console(stderr=True)
 
 
 @app.callback()

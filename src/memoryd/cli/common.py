@@ -13,7 +13,22 @@ from rich.table import Table
 from memoryd import Actor, Engine
 from memoryd.models import Memory, SearchHit
 
-console = Console()
+#: Width of the output when it goes to a file or a pipe: wide enough that no command or id a
+#: user copies from it is split over two lines (Rich would wrap at 80 columns).
+PIPE_WIDTH = 4096
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console whose plain lines are never wrapped by memoryd (a terminal wraps them on
+    screen, and copying gives the whole line back); tables fit a terminal's width, and take
+    their natural width when the output is not a terminal."""
+    out = Console(stderr=stderr, soft_wrap=True)
+    if not out.is_terminal:
+        out.width = PIPE_WIDTH
+    return out
+
+
+console = make_console()
 CLI = Actor("cli")
 
 
@@ -39,11 +54,18 @@ def _short(text: str, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _id_column(table: Table, ids: list[str]) -> None:
+    """An id column that a narrow terminal never splits (the other columns give way)."""
+    table.add_column("id", no_wrap=True, min_width=max((len(i) for i in ids), default=2))
+
+
 def memories_table(memories: list[Memory], title: str | None = None) -> Table:
     """A table of memories: id, type, created, tags, content."""
     table = Table(title=title, show_lines=False)
-    for column in ("id", "type", "created", "tags", "content"):
-        table.add_column(column, overflow="fold" if column == "id" else "ellipsis")
+    _id_column(table, [m.id for m in memories])
+    for column in ("type", "created", "tags"):
+        table.add_column(column, overflow="ellipsis")
+    table.add_column("content", overflow="ellipsis", min_width=12)
     for m in memories:
         table.add_row(m.id, m.node_type, m.created_at.strftime("%Y-%m-%d %H:%M"),
                       ",".join(m.tags), _short(m.content))
@@ -53,8 +75,11 @@ def memories_table(memories: list[Memory], title: str | None = None) -> Table:
 def hits_table(hits: list[SearchHit]) -> Table:
     """A table of search hits with the parts of their score."""
     table = Table(show_lines=False)
-    for column in ("#", "score", "bm25", "cos", "id", "type", "content"):
-        table.add_column(column, overflow="fold" if column == "id" else "ellipsis")
+    for column in ("#", "score", "bm25", "cos"):
+        table.add_column(column, no_wrap=True)
+    _id_column(table, [h.memory.id for h in hits])
+    table.add_column("type", overflow="ellipsis")
+    table.add_column("content", overflow="ellipsis", min_width=12)
     for i, h in enumerate(hits, start=1):
         table.add_row(
             str(i),

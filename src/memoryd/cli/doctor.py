@@ -87,7 +87,7 @@ def _connection_lines(settings: Settings, command: str) -> str:
         "Claude Code (stdio):",
         f"  claude mcp add memoryd -- {command} mcp",
         "Claude Code (HTTP, with `memoryd serve` running):",
-        f"  claude mcp add --transport http memoryd {url} "
+        f"  claude mcp add --transport http memoryd-http {url} "
         '--header "Authorization: Bearer $MEMORYD_TOKEN"',
         "Claude Desktop (claude_desktop_config.json):",
         "  " + json.dumps(desktop),

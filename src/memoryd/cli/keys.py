@@ -84,7 +84,8 @@ def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> 
         print_json([k.model_dump(mode="json", exclude={"key_hash"}) for k in records])
         return
     table = Table()
-    for column in ("id", "label", "prefix", "scopes", "bound to", "created", "last used", "status"):
+    table.add_column("id", no_wrap=True)
+    for column in ("label", "prefix", "scopes", "bound to", "created", "last used", "status"):
         table.add_column(column)
     for k in records:
         bound = ", ".join(x for x in (k.memory_scope, k.agent_id and f"agent:{k.agent_id}",

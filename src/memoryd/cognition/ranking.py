@@ -103,9 +103,10 @@ def order_within_margin(relevance: Sequence[float], bonus: Sequence[float],
 def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWeights,
                        margin: float = DEFAULT_CLOSE_MARGIN,
                        lift: Sequence[float] | None = None) -> list[SearchHit]:
-    """Reorder hits whose ``score`` is a calibrated relevance: cognition breaks near-ties only.
+    """Reorder hits ranked by a calibrated relevance (their ``fused_score``): cognition breaks
+    near-ties only.
 
-    Each hit keeps its ``score`` (the relevance) and gets ``retention`` filled in. A hit moves
+    Each hit keeps its scores and gets ``retention`` filled in. A hit moves
     in proportion to how much fresher, better kept or more important it really is: the
     bonuses are not rescaled across the hits, so memories written minutes apart (whose
     bonuses differ by almost nothing) keep their relevance order. (Rescaling them to [0, 1]
@@ -114,7 +115,7 @@ def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWei
     as a near-tie breaker" and "Engine.search as shipped".)
     """
     bonus = [cognitive_bonus(h.memory, now, weights) for h in hits]
-    order = order_within_margin([h.score for h in hits], bonus, margin, lift)
+    order = order_within_margin([h.fused_score for h in hits], bonus, margin, lift)
     return [hits[i].model_copy(update={"retention": retention_score(hits[i].memory.state, now)})
             for i in order]
 

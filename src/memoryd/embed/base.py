@@ -60,6 +60,11 @@ class Embedder(ABC):
         """Warm up eagerly (load weights, open connections). Idempotent."""
         return None  # nothing to load by default
 
+    def load_within(self, timeout: float) -> bool:
+        """Make sure the model is loading and wait for it at most ``timeout`` seconds; True
+        when it is ready. Providers with nothing to load are always ready."""
+        return self.loaded
+
     def close(self) -> None:
         """Release resources (HTTP connections); the embedder stays usable."""
         return None  # nothing to release by default
@@ -146,6 +151,9 @@ class LazyModelEmbedder(Embedder):
         super().__init__(model_id=model_id, dims=dims, batch_size=batch_size)
         self._model: Any = None
         self._load_lock = threading.Lock()
+        self._loading: threading.Thread | None = None
+        self._loading_lock = threading.Lock()  # guards _loading only: never held while loading
+        self._load_done = threading.Event()
 
     @property
     def loaded(self) -> bool:
@@ -159,6 +167,33 @@ class LazyModelEmbedder(Embedder):
         with self._load_lock:
             if self._model is None:
                 self._model = self._load_model()
+                self._load_done.set()
+
+    def load_within(self, timeout: float) -> bool:
+        """Load the model on a background thread (once) and wait for it at most ``timeout``
+        seconds: a caller that cannot wait for a slow model is not held up longer, and the
+        load goes on. A failed background load resurfaces on the next real use."""
+        if self._model is not None:
+            return True
+        with self._loading_lock:
+            thread = None
+            if self._loading is None and self._model is None:
+                thread = self._loading = threading.Thread(
+                    target=self._load_quietly, daemon=True, name=f"load {self.model_id}")
+        if thread is not None:
+            thread.start()
+        self._load_done.wait(max(0.0, timeout))
+        return self._model is not None
+
+    def _load_quietly(self) -> None:
+        try:
+            self.load()
+        except Exception:  # noqa: BLE001 - raised again by the next embed()
+            pass
+        finally:
+            with self._loading_lock:
+                self._loading = None
+            self._load_done.set()
 
     @abstractmethod
     def _load_model(self) -> Any:

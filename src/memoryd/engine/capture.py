@@ -87,6 +87,8 @@ def extract(ctx: EngineContext, messages: list[Message], client: ChatClient | No
 def capture(ctx: EngineContext, messages: list[Message], session_key: str,
             scope: str | None, client: ChatClient | None) -> CaptureResult:
     """Store what the messages after the session's watermark taught (see the module)."""
+    if scope is not None:
+        ctx.check_writes_to(scope)  # refused whether or not the messages teach anything
     key = _watermark_key(ctx, session_key)
     start = _start(ctx, key, messages)
     new = messages[start:]
@@ -111,6 +113,8 @@ def capture(ctx: EngineContext, messages: list[Message], session_key: str,
 def flush(ctx: EngineContext, messages: list[Message], session_key: str | None,
           scope: str | None, client: ChatClient | None) -> CaptureResult:
     """Store what messages about to be compacted taught (no watermark: it is a window)."""
+    if scope is not None:
+        ctx.check_writes_to(scope)
     result = CaptureResult(received=len(messages), new_messages=len(messages))
     found = extract(ctx, messages, client)
     result.extractor, result.warning = found.extractor, found.warning

@@ -35,6 +35,7 @@ from memoryd.engine import codebase as codebase_memory
 from memoryd.engine.admin import AdminMethods
 from memoryd.engine.checks import check_content, check_min_score, check_query, parse_filters
 from memoryd.engine.context import Access, Clock, EngineContext
+from memoryd.engine.facade_views import ViewMethods
 from memoryd.engine.facade_work import WorkMethods
 from memoryd.engine.kg_facade import KnowledgeGraphs
 from memoryd.engine.kg_feed import visible_details
@@ -69,7 +70,7 @@ from memoryd.models import (
 from memoryd.store.base import Actor, ListOrder, Store
 
 
-class Engine(AdminMethods, WorkMethods, DomainMethods):
+class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
     """A memory: a store plus an embedder plus the settings that tune them.
 
     Use :func:`memoryd.open` to make one. Usable as a context manager.
@@ -327,7 +328,7 @@ class Engine(AdminMethods, WorkMethods, DomainMethods):
         check_query(query, limit, mode)
         check_min_score(min_score)
         s = self.settings
-        loading = query_vector is None and not self.model_ready
+        loading = query_vector is None and not self.await_model()
         if loading:
             mode = "keyword"  # keyword_while_model_loads: answer now, not in a few seconds
         options = SearchOptions(
@@ -377,6 +378,15 @@ class Engine(AdminMethods, WorkMethods, DomainMethods):
         """False while searches answer from keywords alone because the model is still loading
         (only with ``keyword_while_model_loads``)."""
         return self.embedder.loaded or not self.settings.keyword_while_model_loads
+
+    def await_model(self) -> bool:
+        """:attr:`model_ready`, after waiting up to ``model_wait_seconds`` for a model that is
+        still loading (the load starts now if nothing started it): a model that loads in half a
+        second answers the first search by meaning, a slow one does not hold it up longer."""
+        if self.model_ready:
+            return True
+        self.embedder.load_within(self.settings.model_wait_seconds)
+        return self.model_ready
 
     def warm(self) -> None:
         """Load the embedding model now (so the first search does not wait for it)."""

@@ -49,9 +49,7 @@ def register_key(ctx: EngineContext, label: str, secret: str, *,
     stays revoked) is not stored again. The secret must look like one memoryd makes.
     """
     ctx.access.require_unrestricted("key management")
-    if not keys.well_formed(secret) or len(secret) < len(keys.KEY_PREFIX) + 32 \
-            or any(c.isspace() for c in secret):
-        raise InvalidInput("a key must be 'mk_' followed by at least 32 characters, no spaces")
+    keys.check_made_secret(secret)
     digest = keys.hash_key(secret)
     known = ctx.store.key_by_hash(digest)
     if known is not None:

@@ -133,7 +133,7 @@ def _near_ties(ctx: EngineContext, hits: list[SearchHit], options: SearchOptions
     if options.cognitive:
         return rescore_calibrated(hits, ctx.clock(), _weights(ctx),
                                   ctx.settings.rank_close_margin, lift)
-    order = order_within_margin([h.score for h in hits], [0.0] * len(hits), 0.0, lift)
+    order = order_within_margin([h.fused_score for h in hits], [0.0] * len(hits), 0.0, lift)
     return [hits[i] for i in order]
 
 

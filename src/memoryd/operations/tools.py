@@ -58,7 +58,8 @@ class ToolSearchInput(Strict):
 
 
 class ScoredView(MemoryView):
-    score: float = Field(description="About the probability that it is relevant (0..1).")
+    score: float = Field(description="How likely it answers the query (0..1); only results "
+                         "at or above the recall threshold are listed.")
 
 
 class ToolSearchOutput(BaseModel):
@@ -78,12 +79,17 @@ def tool_search(engine: Engine, data: ToolSearchInput, caller: Caller) -> ToolSe
     filters = {k: v for k, v in {"node_types": data.types, "tags": data.tags,
                                  "timeframe": data.timeframe, "scope": data.scope,
                                  "domains": data.domains}.items() if v}
-    ready = engine.model_ready
     hits = engine.search(data.query, data.limit, filters=filters)
-    note = None if ready else "The semantic model is still loading: keyword matches only."
-    if hits and all(h.score < engine.settings.recall_threshold for h in hits):
-        note = ((note + " ") if note else "") + "None of these is likely relevant."
-    return ToolSearchOutput(results=[_scored(h) for h in hits], note=note)
+    # The search waited (bounded) for a loading model; if it is still not ready, it answered
+    # from keywords alone.
+    note = None if engine.model_ready else "The semantic model is still loading: keyword matches only."
+    threshold = engine.settings.recall_threshold
+    likely = [h for h in hits if h.score >= threshold]
+    if len(likely) < len(hits):
+        n = len(hits) - len(likely)
+        left = f"{n} weaker match{'es' if n > 1 else ''} (score below {threshold:g}) left out."
+        note = f"{note} {left}" if note else left
+    return ToolSearchOutput(results=[_scored(h) for h in likely], note=note)
 
 
 def _scored(hit: SearchHit) -> ScoredView:

@@ -8,8 +8,9 @@ needed) and the corpus statistics; this module does the arithmetic once, in Pyth
               idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_length))
 
 FTS5's ``bm25()`` fixes k1 = 1.2 and b = 0.75; PostgreSQL's ``ts_rank`` is not BM25 at all.
-On BEAM, stronger length normalisation ranks better (``DEFAULT_K1``/``DEFAULT_B``; see
-bench/results/recall.md): long assistant answers otherwise match many question words.
+``DEFAULT_K1``/``DEFAULT_B`` are chosen on three kinds of data together (BEAM, REALTALK chats,
+agent memories; bench/results/recall_sets.md): the setting whose ranking falls least short
+of each data set's best while beating both single sides on every one.
 
 Besides the score, :func:`keyword_evidence` gives two numbers that mean the same thing on
 any corpus and feed fusion and calibration: the idf-weighted share of the query's terms a
@@ -29,7 +30,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-DEFAULT_K1 = 5.0
+DEFAULT_K1 = 2.0
 DEFAULT_B = 1.0
 
 

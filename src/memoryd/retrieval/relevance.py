@@ -28,37 +28,64 @@ stores, so ``min_score`` and the recall threshold mean "likely relevant".
 The coefficients in :data:`DEFAULT_MODEL` are fitted on BEAM (see the comment there);
 ``python -m bench.recall.ranking --refit`` fits them again and prints the constants.
 
-    >>> p = DEFAULT_MODEL.probability(CandidateFeatures(cosine=0.05, cosine_gap=0.0,
-    ...     coverage=0.0, saturation=0.0, keyword_lead=0.0))
-    >>> p < DEFAULT_RECALL_THRESHOLD
+    >>> first = CandidateFeatures(cosine=0.4, cosine_gap=0.0, coverage=1.0, saturation=1.0,
+    ...     keyword_lead=1.0, keyword_rr=reciprocal_rank(1, 10), vector_rr=reciprocal_rank(1, 10))
+    >>> tenth = replace(first, keyword_rr=0.0, vector_rr=reciprocal_rank(10, 10))
+    >>> DEFAULT_MODEL.probability(first) > DEFAULT_MODEL.probability(tenth)
     True
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from memoryd.retrieval.answer import DEFAULT_ANSWER_MODEL, AnswerModel, pair_readings
 from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1, Candidate, CorpusStats, keyword_evidence
 
-FEATURES = ("cosine", "cosine_gap", "coverage", "saturation", "keyword_lead")
+FEATURES = ("cosine", "cosine_gap", "coverage", "saturation", "keyword_lead", "keyword_rr",
+            "vector_rr")
+#: The constant of the reciprocal ranks: ``k / (k + rank)`` (1/2 for the first, 1/3 next...).
+DEFAULT_RANK_K = 1.0
 
 
 @dataclass(frozen=True)
 class CandidateFeatures:
-    """The five readings of one candidate (see the module docstring)."""
+    """The readings of one candidate (see the module docstring)."""
 
     cosine: float
     cosine_gap: float
     coverage: float
     saturation: float
     keyword_lead: float
+    keyword_rr: float = 0.0
+    vector_rr: float = 0.0
     # Not one of FEATURES: only conditional instructions have it (see the module docstring).
     topic_cosine: float = 0.0
 
     def as_tuple(self) -> tuple[float, ...]:
-        return (self.cosine, self.cosine_gap, self.coverage, self.saturation, self.keyword_lead)
+        return (self.cosine, self.cosine_gap, self.coverage, self.saturation, self.keyword_lead,
+                self.keyword_rr, self.vector_rr)
+
+
+def reciprocal_rank(rank: int | None, k: float = DEFAULT_RANK_K) -> float:
+    """``k / (k + rank)`` for a 1-based rank on one side, 0 for a candidate that side did not
+    find."""
+    return k / (k + rank) if rank is not None else 0.0
+
+
+def side_ranks(values: Sequence[float | None], limit: int | None = None) -> list[int | None]:
+    """1-based competition ranks of one side's values, best first (equal values share a rank:
+    1, 2, 2, 4, so two copies of a memory tie); None for a missing value and past ``limit``
+    (the side's pool)."""
+    descending = sorted(-v for v in values if v is not None)
+    out: list[int | None] = []
+    for v in values:
+        rank = None if v is None else 1 + bisect.bisect_left(descending, -v)
+        out.append(rank if rank is not None and (limit is None or rank <= limit) else None)
+    return out
 
 
 @dataclass(frozen=True)
@@ -72,6 +99,7 @@ class RelevanceModel:
     weights: tuple[float, ...]
     instruction_weight: float = 0.0
     instruction_floor: float = 0.0
+    rank_k: float = DEFAULT_RANK_K
 
     def __post_init__(self) -> None:
         if len(self.weights) != len(FEATURES):
@@ -97,17 +125,24 @@ def candidate_features(
     saturation: Sequence[float],
     bm25: Sequence[float],
     topic_cosines: Sequence[float] | None = None,
+    ranks: tuple[Sequence[int | None], Sequence[int | None]] | None = None,
+    rank_k: float = DEFAULT_RANK_K,
 ) -> list[CandidateFeatures]:
     """Features of each candidate of one query, from its per-candidate readings.
 
     ``cosines`` may hold None for a memory without a vector (it counts as 0).
     ``topic_cosines`` (optional) holds each candidate's instruction-topic cosine (0 for a
-    memory that is no conditional instruction). All sequences are aligned by candidate.
+    memory that is no conditional instruction). ``ranks`` (optional) holds each candidate's
+    1-based rank on the keyword side and on the vector side (None where that side did not
+    find it). All sequences are aligned by candidate.
     """
-    topics = list(topic_cosines) if topic_cosines is not None else [0.0] * len(cosines)
-    if not (len(cosines) == len(coverage) == len(saturation) == len(bm25) == len(topics)):
-        raise ValueError("cosines, coverage, saturation, bm25 and topic_cosines must have one "
-                         "value per candidate")
+    n = len(cosines)
+    topics = list(topic_cosines) if topic_cosines is not None else [0.0] * n
+    keyword_ranks, vector_ranks = ranks if ranks is not None else ([None] * n, [None] * n)
+    if not (n == len(coverage) == len(saturation) == len(bm25) == len(topics)
+            == len(keyword_ranks) == len(vector_ranks)):
+        raise ValueError("cosines, coverage, saturation, bm25, topic_cosines and ranks must have "
+                         "one value per candidate")
     cos = [c if c is not None else 0.0 for c in cosines]
     best_cos = max(cos, default=0.0)
     best_bm25 = max(bm25, default=0.0)
@@ -118,21 +153,27 @@ def candidate_features(
             coverage=cv,
             saturation=s,
             keyword_lead=(k / best_bm25) * s if best_bm25 > 0 else 0.0,
+            keyword_rr=reciprocal_rank(kr, rank_k),
+            vector_rr=reciprocal_rank(vr, rank_k),
             topic_cosine=t,
         )
-        for c, cv, s, k, t in zip(cos, coverage, saturation, bm25, topics)
+        for c, cv, s, k, t, kr, vr in zip(cos, coverage, saturation, bm25, topics, keyword_ranks,
+                                          vector_ranks)
     ]
 
 
 @dataclass(frozen=True)
 class ScoredCandidate:
-    """A candidate with its relevance probability and the readings it came from."""
+    """A candidate with its ranking probability, its answer score and the readings they came
+    from. ``probability`` orders the candidates of one query; ``answer`` is the score a user
+    reads (:mod:`memoryd.retrieval.answer`: the same for this pair on any store)."""
 
     memory_id: str
     probability: float
     cosine: float | None
     bm25: float
     coverage: float
+    answer: float = 0.0
 
 
 def relevance_scores(
@@ -142,29 +183,38 @@ def relevance_scores(
     cosines: Sequence[float | None],
     *,
     topic_cosines: Sequence[float] | None = None,
+    pool: int | None = None,
     instruction_gap: float = 0.0,
     model: RelevanceModel | None = None,
+    answer_model: AnswerModel | None = None,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
 ) -> list[ScoredCandidate]:
-    """Fuse and calibrate one query's candidates: best first by P(relevant).
+    """Fuse one query's candidates: best first by the ranking probability, each with its
+    answer score.
 
     ``candidates`` is the union of the keyword and vector candidates, each with its
     query-term counts (empty for a memory holding none of the terms); ``cosines`` (and
-    ``topic_cosines``, when given) are aligned with it; ``instruction_gap`` is passed to
-    :func:`below_best_direct`. Ties are broken by cosine, then by input order.
+    ``topic_cosines``, when given) are aligned with it. A candidate's rank on each side is its
+    place by BM25 (among those holding a query term) and by cosine, up to ``pool`` (the number
+    each side contributed); ``instruction_gap`` is passed to :func:`below_best_direct`. Ties
+    are broken by cosine, then by input order.
     """
     if len(cosines) != len(candidates):
         raise ValueError("cosines must have one value per candidate")
     model = model or DEFAULT_MODEL
+    answer_model = answer_model or DEFAULT_ANSWER_MODEL
     evidence = keyword_evidence(terms, candidates, stats, k1=k1, b=b)
+    ranks = (side_ranks([e.score if e.score > 0 else None for e in evidence], pool),
+             side_ranks(cosines, pool))
     features = candidate_features(cosines, [e.coverage for e in evidence],
                                   [e.saturation for e in evidence], [e.score for e in evidence],
-                                  topic_cosines)
+                                  topic_cosines, ranks, model.rank_k)
     logits = below_best_direct([model.logit(replace(f, topic_cosine=0.0)) for f in features],
                                [model.logit(f) for f in features], instruction_gap)
     scored = [
-        ScoredCandidate(e.memory_id, _sigmoid(z), c, e.score, e.coverage)
+        ScoredCandidate(e.memory_id, _sigmoid(z), c, e.score, e.coverage,
+                        answer_model.probability(pair_readings(c, e.coverage)))
         for e, z, c in zip(evidence, logits, cosines)
     ]
     order = sorted(range(len(scored)), key=lambda i: (-scored[i].probability,
@@ -199,24 +249,16 @@ def _sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
-#: Fitted by ``python -m bench.recall.ranking --refit`` on all 20 BEAM development
-#: conversations (5,084 messages; per conversation its own questions, the first question of
-#: each ability from the conversation ten apart, and 32 general-knowledge questions, the
-#: last two kinds as negatives): logistic regression with weights >= 0 over every candidate
-#: of each query's pool (top 50 of each side; 83,412 pairs, 786 of them BEAM evidence).
-#: Held-out (fitted on 10 conversations, scored on the other 10, both ways): Brier 0.0081
-#: over all pairs, 0.029 over the returned top 10; reliability table in
-#: bench/results/recall.md. Weights in FEATURES order; coverage comes out at 0 on BEAM.
-#: The instruction constants are fitted afterwards with those five held fixed (the floor from
-#: 0, 0.1, ..., 0.5 by ranking, the weight by log loss; bench/recall/instructions.py), so they
-#: change nothing for memories that state no conditional instruction.
-DEFAULT_MODEL = RelevanceModel(intercept=-6.6983, weights=(5.2309, 2.114, 0.0, 0.2173, 3.0322),
-                               instruction_weight=3.8648, instruction_floor=0.1)
-
-#: The recall threshold. BEAM marks one to a few evidence messages per question among many
-#: on the same topic, so probabilities of true hits are low (median best evidence ~0.2).
-#: 0.003 keeps every evidence hit of the held-out top 10 and empties the recall block for
-#: about half of the unrelated questions; a higher threshold would also drop paraphrases
-#: that share no word with the memory and that MiniLM rates near 0.2 ("when do we ship?" vs
-#: "Deploys go out on Tuesdays after standup": cosine 0.21, probability 0.004).
-DEFAULT_RECALL_THRESHOLD = 0.003
+#: The ranking memoryd ships is rank fusion: the keyword side's and the vector side's
+#: reciprocal ranks ``k / (k + rank)``, weighed alike, with k = 10. Fitted models that also
+#: weigh how strongly each side matched (the first five features) rank better on the data
+#: they were fitted on and worse on data of another kind (fitted on two of BEAM, REALTALK
+#: and agent memories, scored on the third: bench/results/recall_sets.md); the reciprocal
+#: ranks hold on all three. Only the intercept and the common weight are fitted
+#: (``python -m bench.recall.across --refit``, all three data sets weighing alike), so that
+#: the value is a probability on which the near-tie reorder and the query cues work in
+#: log-odds. The instruction constants were fitted on BEAM with the earlier ranking
+#: (bench/recall/instructions.py) and are kept: they change nothing for memories that state
+#: no conditional instruction.
+DEFAULT_MODEL = RelevanceModel(intercept=-6.5709, weights=(0.0, 0.0, 0.0, 0.0, 0.0, 3.3387, 3.3387),
+                               instruction_weight=3.8648, instruction_floor=0.1, rank_k=10.0)

@@ -1,0 +1,121 @@
+"""Search latency of two versions of memoryd on the same store, in the same run.
+
+    .venv/bin/python -m bench.latency.search_versions --previous ../other-checkout/src
+
+Builds (or reuses) the scale bench's SQLite store of ``--size`` memories (bench/.cache/scale;
+``--synthetic-beyond``: only that many texts are embedded, the rest get noisy copies of their
+vectors), then starts one worker process per version (``PYTHONPATH`` = its ``src``), each
+with the store open and the model loaded, and sends every query to both in turn, one query at
+a time, so load changes on a shared machine hit both alike. Each worker times
+``Engine.search(query, 10)`` end to end (the query embedded) in its own process. Reports p50 /
+p95 per version and their ratio. Writes bench/results/<name>.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.common import machine_info, write_results
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+WORKER = """
+import json, sys, time
+import memoryd
+url, queries = sys.argv[1], json.load(open(sys.argv[2]))
+with memoryd.open(url) as mem:
+    mem.warm()
+    for q in queries[:10]:
+        mem.search(q, 10, record_access=False)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        i = int(line)
+        t0 = time.perf_counter()
+        mem.search(queries[i], 10, record_access=False)
+        print((time.perf_counter() - t0) * 1000, flush=True)
+"""
+
+
+def start(src: Path, url: str, queries_file: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    proc = subprocess.Popen([sys.executable, "-c", WORKER, url, queries_file], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    if proc.stdout.readline().strip() != "ready":
+        raise RuntimeError(f"the worker for {src} did not start")
+    return proc
+
+
+def ask(proc: subprocess.Popen[str], i: int) -> float:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(f"{i}\n")
+    proc.stdin.flush()
+    return float(proc.stdout.readline())
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {"p50_ms": round(statistics.median(ordered), 2),
+            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2), "n": len(ordered)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.latency.search_versions")
+    p.add_argument("--previous", type=Path, required=True, help="src/ of the previous version")
+    p.add_argument("--size", type=int, default=100_000)
+    p.add_argument("--synthetic-beyond", type=int, default=10_000)
+    p.add_argument("--per-set", type=int, default=60)
+    p.add_argument("--name", default="search_versions")
+    args = p.parse_args(argv)
+    from bench.latency.corpus import generate_queries
+    from bench.scale.run import build, corpus_and_vectors, url_for
+    from memoryd.embed import OnnxEmbedder
+
+    embedder = OnnxEmbedder.preset("minilm-int8")
+    corpus, vectors = corpus_and_vectors(args.size, args.synthetic_beyond, embedder)
+    url = url_for("sqlite", args.size, None)
+    build("sqlite", url, corpus, vectors, embedder, False)
+    queries = [q for kind in ("short", "question", "long")
+               for q, _ in generate_queries(corpus, args.per_set, kind)]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(queries, f)
+    versions = {"previous": args.previous.resolve(), "this": REPO_ROOT / "src"}
+    procs = {name: start(src, url, f.name) for name, src in versions.items()}
+    times: dict[str, list[float]] = {name: [] for name in procs}
+    load_before = os.getloadavg()
+    try:
+        for i in range(len(queries)):
+            order = list(procs) if i % 2 == 0 else list(reversed(procs))
+            for name in order:
+                times[name].append(ask(procs[name], i))
+    finally:
+        for proc in procs.values():
+            proc.stdin.close()  # type: ignore[union-attr]
+            proc.wait(timeout=60)
+    out: dict[str, Any] = {"size": args.size, "synthetic_beyond": args.synthetic_beyond,
+                           "queries": len(queries), "machine": machine_info(),
+                           "load_before": load_before, "load_after": os.getloadavg(),
+                           "versions": {k: str(v) for k, v in versions.items()},
+                           "latency": {k: summary(v) for k, v in times.items()}}
+    lat = out["latency"]
+    out["ratio_p50_this_over_previous"] = round(lat["this"]["p50_ms"] / lat["previous"]["p50_ms"], 3)
+    md = [f"# Engine.search end to end: this version against the previous, same run", "",
+          f"SQLite, {args.size:,} memories (the first {args.synthetic_beyond:,} texts embedded, "
+          f"the rest noisy copies of their vectors), {len(queries)} queries (short, question, "
+          f"long), each sent to both versions in turn; load average before "
+          f"{load_before[0]:.1f}, after {out['load_after'][0]:.1f} (2 cores, shared).", "",
+          "| version | p50 ms | p95 ms |", "|---|---:|---:|",
+          *[f"| {k} | {v['p50_ms']} | {v['p95_ms']} |" for k, v in lat.items()], "",
+          f"Ratio of p50, this over previous: {out['ratio_p50_this_over_previous']}.", ""]
+    write_results(args.name, out, "\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
