@@ -181,12 +181,15 @@ def test_unkept_sentences_are_reported_with_a_reason():
     facts = " ".join(f"Service {i} listens on port {8000 + i}." for i in range(MAX_CANDIDATES + 2))
     long = "The changelog says " + "nothing of note " * 40 + "today."
     messages = [Message.model_validate(m) for m in _msgs(
-        ("user", facts), ("user", long), ("user", "Hmm."), ("assistant", "The sky is blue."))]
+        ("user", facts), ("user", long), ("user", "Hmm. It works now."),
+        ("assistant", "The sky is blue."))]
     kept, passed = read_heuristic(messages)
     assert len(kept) == MAX_CANDIDATES and all(c.rule == "statement" for c in kept)
     reasons = [reason for _, reason in passed]
     assert reasons.count(f"more than {MAX_CANDIDATES} memories in one call") == 2
     assert "longer than 500 characters" in reasons and "chit-chat" in reasons
+    assert ("It works now.", "too vague to stand alone (it says 'it', 'this' or 'that')") \
+        in passed
     assert not any("sky" in text for text, _ in passed)  # the assistant's are not reported
 
 

@@ -25,8 +25,9 @@ resolution         "fixed by", "the root cause was", "the fix is",          insi
 A user's sentence that matches no rule is still kept as a plain statement of fact
 (``statement``, node_type fact, importance 0.5: "The release branch is called
 release/next.") unless it is chit-chat ("thanks!", "ok sounds good"), a question, a request
-to the assistant ("can you ...", "please fix ...", "I want to ..."), shorter than 12 or longer
-than 500 characters; :func:`read_heuristic` says which, sentence by sentence.
+to the assistant ("can you ...", "please fix ...", "I want to ..."), too vague to stand
+alone ("It works now", "That didn't help"), or shorter than 12 or longer than 500
+characters; :func:`read_heuristic` says which, sentence by sentence.
 
 User messages go through every rule; assistant messages only through decision (with
 "we") and resolution; system and tool messages are skipped. Candidates keep who said them
@@ -248,6 +249,9 @@ _REQUEST = re.compile(
     r"translate|draft|compare|convert|set up)\b|i (?:want|need|would like|'d like|was "
     r"wondering|am trying|'m trying|am looking|'m looking) to\b|i'd like\b)", re.I)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*")
+# "It works now", "That didn't help": about the conversation, not a fact of their own.
+_DEICTIC = frozenset({"it", "this", "that", "these", "those", "they", "he", "she", "it's",
+                      "that's", "they're"})
 
 
 def is_chit_chat(sentence: str) -> bool:
@@ -264,8 +268,11 @@ def _statement(sentence: str) -> tuple[Candidate | None, str | None]:
         return None, "a question"
     if _REQUEST.match(sentence):
         return None, "a request to the assistant, not a statement"
-    if len(_WORDS.findall(sentence)) < 3:
+    words = _WORDS.findall(sentence)
+    if len(words) < 3:
         return None, "too short to be a fact"
+    if words[0].lower() in _DEICTIC and len(words) < 6:
+        return None, "too vague to stand alone (it says 'it', 'this' or 'that')"
     return Candidate(f"User: {sentence}", "fact", 0.5, "statement"), None
 
 
