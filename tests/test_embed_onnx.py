@@ -60,6 +60,18 @@ def test_single_and_batched_calls_agree(onnx: OnnxEmbedder) -> None:
     assert np.allclose(batched, singles, atol=1e-4)
 
 
+def test_a_bulk_call_of_mixed_lengths_gives_each_text_its_own_vector(onnx: OnnxEmbedder) -> None:
+    """Bulk calls group texts by token count and run the groups on worker threads; every
+    row still comes back in input order with the vector the text gets on its own."""
+    words = "the deploy of the billing service failed on friday because the cache was cold".split()
+    texts = [" ".join(words[: 1 + (i * 7) % len(words)]) + f" #{i}" for i in range(150)]
+    texts[40] = " ".join(words * 30)  # past the 256-token window: truncated, in a batch alone
+    bulk = onnx.embed(texts)
+    alone = np.stack([onnx.embed_one(t) for t in texts[::10]])
+    assert np.abs(bulk[::10] - alone).max() < 1e-4
+    assert np.abs(bulk[40] - onnx.embed_one(texts[40])).max() < 1e-4
+
+
 def test_text_past_the_window_is_truncated_not_refused(onnx: OnnxEmbedder) -> None:
     head = " ".join(f"word{i}" for i in range(400))
     long_a, long_b = head + " apples", head + " oranges and a very different ending"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -76,12 +76,7 @@ class Embedder(ABC):
         the provider fails or returns vectors of the wrong shape, NaN/inf, or
         all zeros.
         """
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of texts; use embed_one() for one text")
-        texts = list(texts)
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
+        texts = self._checked_texts(texts)
         out = np.empty((len(texts), self._dims), dtype=np.float32)
         if not texts:
             return out
@@ -95,6 +90,17 @@ class Embedder(ABC):
             out[idx] = self._checked_batch(batch)
         return out
 
+    @staticmethod
+    def _checked_texts(texts: Sequence[str]) -> list[str]:
+        """``texts`` as a list, refused with ``TypeError`` unless it is a sequence of str."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts; use embed_one() for one text")
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
+        return texts
+
     def embed_one(self, text: str) -> np.ndarray:
         """Embed a single text into a ``(dims,)`` float32 unit vector."""
         if not isinstance(text, str):
@@ -103,8 +109,13 @@ class Embedder(ABC):
 
     def _checked_batch(self, batch: list[str]) -> np.ndarray:
         """Run the provider on one batch and validate/normalise what it returns."""
+        return self._checked_run(lambda: self._embed_batch(batch), len(batch))
+
+    def _checked_run(self, run: Callable[[], Any], rows: int) -> np.ndarray:
+        """Call ``run`` (a provider's inference for ``rows`` texts); its vectors checked and
+        normalised, any failure an ``EmbeddingError``."""
         try:
-            raw: Any = self._embed_batch(batch)
+            raw: Any = run()
         except EmbeddingError:
             raise
         except Exception as exc:  # any provider failure must surface as EmbeddingError
@@ -118,7 +129,7 @@ class Embedder(ABC):
                 f"embedder {self._model_id!r} returned something that is not a "
                 f"numeric matrix: {exc}"
             ) from exc
-        expected = (len(batch), self._dims)
+        expected = (rows, self._dims)
         if vectors.shape != expected:
             raise EmbeddingError(
                 f"embedder {self._model_id!r} returned shape {vectors.shape}, expected {expected}"

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -26,13 +28,18 @@ from typing import Any, Callable
 import numpy as np
 
 from memoryd.embed.base import DEFAULT_BATCH_SIZE, LazyModelEmbedder
+from memoryd.embed.batching import Batch, pad, plan
 from memoryd.embed.local import DEFAULT_MODEL_ID
 from memoryd.embed.vocab import MINILM_VOCAB, wordpiece_tokenizer
 from memoryd.errors import EmbeddingError
 
-#: Batches up to this size run on a one-thread session: on a busy machine a second intra-op
-#: thread makes a single query wait for a core (see memoryd.embed.local for the same choice).
+#: Calls with up to this many texts run as one inference on the calling thread. Larger ones are
+#: tokenised once, grouped by token count (memoryd.embed.batching) and their batches run side by
+#: side on ``threads`` worker threads.
 SMALL_BATCH = 4
+#: At most this many padded token positions per inference (and at most ``batch_size`` texts):
+#: small batches stay in the CPU caches (bench/results/ingest_versions.md).
+BATCH_TOKENS = 512
 
 
 @dataclass(frozen=True)
@@ -80,9 +87,12 @@ class OnnxEmbedder(LazyModelEmbedder):
 
     ``pooling="mean"`` averages the token vectors under the attention mask (what
     sentence-transformers does for MiniLM); ``"cls"`` takes the first token.
-    """
 
-    sort_by_length = True
+    One inference session with one intra-op thread serves every call. A query runs on the
+    caller's thread; a bulk call runs its batches concurrently on ``threads`` worker threads
+    (whole batches in parallel instead of one batch split across threads: no thread waits at
+    a per-operator barrier for another that the scheduler of a busy machine has paused).
+    """
 
     def __init__(
         self,
@@ -106,8 +116,11 @@ class OnnxEmbedder(LazyModelEmbedder):
         self.max_tokens = max_tokens
         self.pooling = pooling
         self.threads = threads or min(os.cpu_count() or 1, 4)
+        self.batch_tokens = BATCH_TOKENS
         # tokenizers' Tokenizer is not safe to reconfigure from several threads at once.
         self._infer_lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     @classmethod
     def preset(cls, name: str, *, batch_size: int = DEFAULT_BATCH_SIZE) -> OnnxEmbedder:
@@ -149,7 +162,7 @@ class OnnxEmbedder(LazyModelEmbedder):
                 "(pip install onnxruntime tokenizers)"
             ) from exc
         try:
-            sessions = {n: _session(ort, onnx_path, n) for n in {1, self.threads}}
+            session = _session(ort, onnx_path)
             tokenizer = load_tokenizer(tokenizer_path, Tokenizer)
         except Exception as exc:
             raise EmbeddingError(
@@ -157,33 +170,74 @@ class OnnxEmbedder(LazyModelEmbedder):
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         tokenizer.enable_truncation(max_length=self.max_tokens)
-        tokenizer.enable_padding()
-        return _Loaded(sessions, tokenizer, _token_output(sessions[1], self.model_id, self.dims))
+        tokenizer.no_padding()  # batches are padded to their own longest text (batching.pad)
+        wanted = {i.name for i in session.get_inputs()}
+        return _Loaded(session, tokenizer, _token_output(session, self.model_id, self.dims), wanted)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (see :meth:`Embedder.embed`); a bulk call is tokenised once, grouped
+        by token count and run batch by batch on the worker threads."""
+        texts = self._checked_texts(texts)
+        if len(texts) <= SMALL_BATCH:
+            return super().embed(texts)
+        self.load()
+        model: _Loaded = self._model
+        with self._infer_lock:
+            token_ids = [e.ids for e in model.tokenizer.encode_batch(texts)]
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+
+        def run(rows: np.ndarray) -> None:
+            batch = pad(token_ids, rows)
+            out[rows] = self._checked_run(lambda: self._infer(model, batch), len(rows))
+
+        batches = plan([len(t) for t in token_ids], max_rows=self.batch_size,
+                       max_tokens=self.batch_tokens)
+        if self.threads <= 1 or len(batches) == 1:
+            for rows in batches:
+                run(rows)
+        else:
+            list(self._workers().map(run, batches))  # list(): re-raises a batch's error
+        return out
+
+    def close(self) -> None:
+        """Stop the worker threads (they start again on the next bulk call)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def _workers(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
+            return self._pool
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         self.load()
         model: _Loaded = self._model
         with self._infer_lock:
-            encodings = model.tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        session = model.sessions[1 if len(texts) <= SMALL_BATCH else self.threads]
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        wanted = {i.name for i in session.get_inputs()}
-        out = session.run([model.output], {k: v for k, v in feed.items() if k in wanted})[0]
+            token_ids = [e.ids for e in model.tokenizer.encode_batch(texts)]
+        return self._infer(model, pad(token_ids, np.arange(len(texts))))
+
+    def _infer(self, model: _Loaded, batch: Batch) -> np.ndarray:
+        """One inference: pooled (unnormalised) vectors of the batch's rows."""
+        feed = {"input_ids": batch.ids, "attention_mask": batch.mask,
+                "token_type_ids": np.zeros_like(batch.ids)}
+        out = model.session.run([model.output], {k: v for k, v in feed.items() if k in model.inputs})[0]
         if out.ndim == 2:
             return out
         if self.pooling == "cls":
             return out[:, 0, :]
-        weights = mask[:, :, None].astype(np.float32)
+        weights = batch.mask[:, :, None].astype(np.float32)
         return (out * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
 @dataclass(frozen=True)
 class _Loaded:
-    sessions: dict[int, Any]  # intra-op threads -> InferenceSession
+    session: Any  # onnxruntime.InferenceSession, one intra-op thread, shared by all threads
     tokenizer: Any
     output: str
+    inputs: set[str]  # the inputs the model takes (some drop token_type_ids)
 
 
 def load_tokenizer(path: Path, tokenizer_class: Any) -> Any:
@@ -197,13 +251,13 @@ def _resolve(path: str | Path | Callable[[], Path]) -> Path:
     return Path(path()) if callable(path) else Path(path).expanduser()
 
 
-def _session(ort: Any, path: Path, threads: int) -> Any:
+def _session(ort: Any, path: Path) -> Any:
+    """A one-thread CPU session (ONNX Runtime's run() is safe to call from several threads)."""
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
+    opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
-    # Idle pool threads sleep instead of spinning: on a machine shared with agents and
-    # other processes, spinning threads take cores the busy ones need.
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # Shapes change from batch to batch: a memory plan made for one shape does not fit the next.
+    opts.enable_mem_pattern = False
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
