@@ -1,0 +1,3 @@
+from bench.peer.run import main
+
+main()
