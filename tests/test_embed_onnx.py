@@ -53,7 +53,7 @@ def test_meaning_matches_the_float32_model(onnx: OnnxEmbedder, torch_embedder: L
 
 
 def test_single_and_batched_calls_agree(onnx: OnnxEmbedder) -> None:
-    # one query runs on the one-thread session, a batch on the multi-thread one
+    # one query runs on the calling thread, a batch on the worker threads
     texts = [f"note {i}: the build on branch {i} failed twice" for i in range(12)]
     batched = onnx.embed(texts)
     singles = np.stack([onnx.embed_one(t) for t in texts])
