@@ -253,8 +253,8 @@ def _sigmoid(z: float) -> float:
 #: (``python -m bench.recall.across --refit``, all three data sets weighing alike), so that
 #: the value is a probability on which the near-tie reorder and the query cues work in
 #: log-odds. The instruction constants were fitted on BEAM with the earlier ranking and are
-#: kept: re-checked through Engine.search on this ranking (weights 0, 2, 3.86, 6; floors 0.1,
-#: 0.2, 0.3) they lose nothing anywhere, and only BEAM holds such instructions, so no other
-#: data set can choose between them (bench/results/recall_engine.md).
+#: kept: re-checked through Engine.search on this ranking they gain BEAM hit@5 8/0 against
+#: weight 0 and lose nothing anywhere; only BEAM holds such instructions, so no other data
+#: set can choose between values (bench/results/recall_engine.md).
 DEFAULT_MODEL = RelevanceModel(intercept=-6.5709, weights=(0.0, 0.0, 0.0, 0.0, 0.0, 3.3387, 3.3387),
                                instruction_weight=3.8648, instruction_floor=0.1, rank_k=10.0)
