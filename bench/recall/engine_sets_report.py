@@ -167,6 +167,18 @@ def version_tables(meta: Meta, runs: dict[str, dict[str, Any]]) -> dict[str, Any
     return out
 
 
+def commit_of(src: Path) -> str:
+    """The git commit of the checkout holding ``src`` (its path when that cannot be read)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True, timeout=10)
+        return f"commit {out.stdout.strip()}"
+    except (OSError, subprocess.SubprocessError):
+        return str(src)
+
+
 def report(runs_dir: Path, names: Sequence[str], previous: Path | None,
            log: Callable[[str], None], out_dir: Path | None = None) -> dict[str, Any]:
     from bench.recall.engine_cues import cue_section
@@ -175,7 +187,7 @@ def report(runs_dir: Path, names: Sequence[str], previous: Path | None,
     runs = load_runs(runs_dir)
     meta = query_meta(names)
     res = version_tables(meta, runs)
-    res["previous"] = str(previous) if previous else None
+    res["previous"] = commit_of(previous) if previous else None
     res["counts"] = {n: {k: sum(1 for v in m.values() if v[0] == k)
                          for k in ("answerable", "abstention", "unrelated")} for n, m in meta.items()}
     res["score"] = {label: {n: score_section(meta[n], r[n]["shipped"],
