@@ -203,8 +203,9 @@ def world_fixture(
         drop = lambda: pg.drop_database(store_url)  # noqa: E731
     with pytest.MonkeyPatch.context() as mp:
         clean_env(mp, base)
+        # bot-2 may write into project x (its codebase decision below); bot-1 may not.
         server = start_server(base, shared_embedder, key_specs=KEY_SPECS, store_url=store_url,
-                              mcp_tools="vestige,full")
+                              mcp_tools="vestige,full", project_writers={"x": ["bot-2"]})
         world = World(server, backend)
         try:
             _seed(world)

@@ -22,9 +22,10 @@ from memoryd.operations import REGISTRY, tool_operations
 from memoryd.operations.profiles import OVERRIDES
 
 PACKAGE = Path(memoryd.__file__).parent
-FACES = ("memoryd.api", "memoryd.mcp", "memoryd.cli")
+FACES = ("memoryd.api", "memoryd.mcp", "memoryd.cli", "memoryd.dashboard")
 FACE_MAY_IMPORT = (
-    "memoryd.api", "memoryd.mcp", "memoryd.cli", "memoryd.operations", "memoryd.opening",
+    "memoryd.api", "memoryd.mcp", "memoryd.cli", "memoryd.dashboard", "memoryd.operations",
+    "memoryd.opening",
     "memoryd.config", "memoryd.errors", "memoryd.models", "memoryd.keys", "memoryd.migrate",
     "memoryd.dates",
 )

@@ -1,26 +1,26 @@
-"""Prediction-error gating: the contradiction detector, decide() on constructed candidates,
-merge_contents, the labelled data, and decide() on the labelled pairs with the real model."""
+"""Prediction-error gating: the contradiction detector, merge_contents, the earlier labelled
+data, and decide() on it with the real model (decide() on constructed candidates is tested in
+test_cognition_gate_decide.py, the gate pairs of tests/data/gate_pairs.jsonl in
+test_gate_pairs.py)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import FrozenInstanceError
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memoryd.cognition.clauses import split_clauses
 from memoryd.cognition.contradiction import Contradiction, detect
 from memoryd.cognition.gating import (
     Candidate,
     GatingParams,
-    added_terms,
     decide,
     merge_contents,
 )
+from memoryd.embed import Embedder
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -225,129 +225,7 @@ def test_detector_is_symmetric_enough_and_never_crashes() -> None:
     assert detect("The API runs on port 8080.", "The API runs on port 8080.").is_contradiction is False
 
 
-# --------------------------------------------------------------------------- decide()
-
 PARAMS = GatingParams()
-
-
-def test_no_candidates_creates() -> None:
-    gate = decide("Anything at all", [], PARAMS)
-    assert (gate.decision, gate.target_ids, gate.similarity) == ("create", [], None)
-
-
-def test_contradiction_wins_over_reinforce_at_very_high_similarity() -> None:
-    old = Candidate("m1", "The staging database listens on port 5432.", 0.98)
-    gate = decide("The staging database listens on port 5433.", [old], PARAMS)
-    assert gate.decision == "supersede" and gate.target_ids == ["m1"]
-    assert "number" in gate.reason and gate.similarity == 0.98
-
-
-def test_contradiction_wins_over_update_and_merge() -> None:
-    candidates = [
-        Candidate("a", "Dark mode is enabled by default.", 0.95),
-        Candidate("b", "Dark mode is enabled by default in the app.", 0.93),
-    ]
-    gate = decide("Dark mode is disabled by default.", candidates, PARAMS)
-    assert gate.decision == "supersede" and gate.target_ids == ["a"]
-
-
-def test_long_texts_neither_supersede_nor_are_superseded() -> None:
-    """One contradicted clause of a long answer does not make the answer false as a whole."""
-    filler = " ".join(f"Step {i} checks the {w} log." for i, w in
-                      enumerate(["build", "deploy", "audit", "cache", "queue"] * 9))
-    long_old = f"The staging database listens on port 5432. {filler}"
-    assert len(split_clauses(long_old)) > PARAMS.supersede_max_clauses
-    short_new = "The staging database listens on port 5433."
-    gate = decide(short_new, [Candidate("long", long_old, 0.7)], PARAMS)
-    assert gate.decision != "supersede"
-    gate = decide(f"{short_new} {filler}", [Candidate("m1", "The staging database listens on "
-                                                       "port 5432.", 0.7)], PARAMS)
-    assert gate.decision != "supersede"
-    # The same contradiction between two statements still supersedes.
-    short = decide(short_new, [Candidate("m1", "The staging database listens on port 5432.", 0.7)],
-                   PARAMS)
-    assert short.decision == "supersede"
-
-
-def test_the_contradicted_candidate_is_targeted_not_the_closest() -> None:
-    candidates = [
-        Candidate("close", "The staging cluster runs Kubernetes 1.29 with three nodes.", 0.81),
-        Candidate("conflict", "The staging cluster is hosted in Frankfurt.", 0.64),
-    ]
-    gate = decide("The staging cluster is hosted in Dublin.", candidates, PARAMS)
-    assert gate.decision == "supersede" and gate.target_ids == ["conflict"]
-
-
-def test_contradiction_below_the_supersede_threshold_creates() -> None:
-    old = Candidate("m1", "The user lives in Paris.", 0.35)
-    assert decide("The user moved to Berlin.", [old], PARAMS).decision == "create"
-    assert decide("The user moved to Berlin.", [Candidate("m1", "The user lives in Paris.", 0.51)],
-                  PARAMS).decision == "supersede"
-
-
-def test_two_near_duplicates_merge() -> None:
-    candidates = [
-        Candidate("a", "Weekly sync is on Mondays at 10:00 in room Alpha.", 0.97),
-        Candidate("b", "The weekly sync is Mondays 10:00, room Alpha.", 0.93),
-        Candidate("c", "Room Alpha has a projector.", 0.61),
-    ]
-    gate = decide("The weekly sync is on Mondays at 10:00 in room Alpha", candidates, PARAMS)
-    assert gate.decision == "merge" and gate.target_ids == ["a", "b"]
-
-
-def test_restatement_reinforces_and_addition_updates() -> None:
-    old = "The user lives in Paris and works as a data engineer."
-    same = decide("The user works as a data engineer and lives in Paris.",
-                  [Candidate("m", old, 0.95)], PARAMS)
-    assert same.decision == "reinforce" and same.target_ids == ["m"]
-    more = decide("The user lives in Paris and works as a data engineer at Spotify.",
-                  [Candidate("m", old, 0.93)], PARAMS)
-    assert more.decision == "update" and more.target_ids == ["m"]
-    assert added_terms(old, "The user lives in Paris and works as a data engineer at Spotify.") >= 3
-
-
-def test_update_zone_with_nothing_new_reinforces() -> None:
-    old = Candidate("m", "Sessions are cached in Redis.", 0.70)
-    assert decide("Redis caches the sessions.", [old], PARAMS).decision == "reinforce"
-    gate = decide("Sessions are cached in Redis with a 30 minute TTL and LRU eviction.",
-                  [old], PARAMS)
-    assert gate.decision == "update"
-
-
-def test_a_progression_updates_even_at_moderate_similarity() -> None:
-    old = Candidate("m", "The newsletter has 2,300 subscribers.", 0.55)
-    gate = decide("The newsletter subscriber count climbed to 2,900.", [old], PARAMS)
-    assert gate.decision == "update" and "later value" in gate.reason
-
-
-def test_unrelated_neighbours_create_and_report_the_best_similarity() -> None:
-    candidates = [Candidate("x", "Bananas are rich in potassium.", 0.2),
-                  Candidate("y", "Our CI runs on GitHub Actions.", 0.45)]
-    gate = decide("The VPN gateway address is vpn.example.org", candidates, PARAMS)
-    assert gate.decision == "create" and gate.similarity == 0.45 and gate.target_ids == []
-
-
-def test_detector_is_injectable() -> None:
-    calls: list[tuple[str, str]] = []
-
-    def always(old: str, new: str) -> Contradiction:
-        calls.append((old, new))
-        return Contradiction(True, "test", "forced")
-
-    gate = decide("b", [Candidate("m", "a", 0.6), Candidate("n", "c", 0.3)], PARAMS,
-                  detector=always)
-    assert gate.decision == "supersede" and gate.target_ids == ["m"]
-    assert calls == [("a", "b")]  # candidates below the threshold are not even checked
-
-
-def test_params_are_frozen_and_thresholds_matter() -> None:
-    with pytest.raises(FrozenInstanceError):
-        PARAMS.update = 0.1  # type: ignore[misc]
-    old = Candidate("m", "Our CI pipeline uses GitHub Actions.", 0.72)
-    new = "Our CI pipeline uses GitHub Actions, with a self-hosted runner for GPU tests."
-    assert decide(new, [old], PARAMS).decision == "update"
-    assert decide(new, [old], GatingParams(update=0.80, reinforce=0.92)).decision == "create"
-
 
 # --------------------------------------------------------------------------- merge_contents
 
@@ -380,15 +258,19 @@ def _own_pairs() -> list[dict[str, str]]:
     return [json.loads(line) for line in (DATA / "ingest_pairs.jsonl").read_text().splitlines()]
 
 
+LABELS = {"duplicate": "reinforce", "update": "update", "new_value": "supersede",
+          "contradiction": "supersede", "new": "create"}
+
+
 def test_labelled_pairs_are_well_formed() -> None:
     pairs = _own_pairs()
     assert len(pairs) >= 100
-    assert {p["label"] for p in pairs} == {"duplicate", "update", "contradiction", "new"}
+    assert {p["label"] for p in pairs} == set(LABELS)
     assert all(p["origin"] == "own" and p["old"].strip() and p["new"].strip() for p in pairs)
     assert len({p["id"] for p in pairs}) == len(pairs)
     assert len({(p["old"], p["new"]) for p in pairs}) == len(pairs)
-    for label in ("duplicate", "update", "contradiction", "new"):
-        assert sum(p["label"] == label for p in pairs) >= 30
+    for label in LABELS:
+        assert sum(p["label"] == label for p in pairs) >= 15
 
 
 def test_beam_pairs_are_stored_as_references_only() -> None:
@@ -419,53 +301,27 @@ def test_beam_references_resolve_when_the_data_is_present() -> None:
 
 
 @pytest.fixture(scope="module")
-def own_similarities() -> tuple[list[dict[str, str]], np.ndarray]:
-    from memoryd.embed import LocalEmbedder
-
+def own_similarities(shared_embedder: Embedder) -> tuple[list[dict[str, str]], np.ndarray]:
     pairs = _own_pairs()
-    embedder = LocalEmbedder()
+    embedder = shared_embedder
     old = np.asarray(embedder.embed([p["old"] for p in pairs]))
     new = np.asarray(embedder.embed([p["new"] for p in pairs]))
     return pairs, (old * new).sum(axis=1)
 
 
 def test_decide_on_the_labelled_pairs_with_real_similarities(own_similarities) -> None:  # type: ignore[no-untyped-def]
-    """The defaults reproduce the benchmark: >= 90% of the own pairs decided as labelled, and
-    >= 90% of changed facts (updates and contradictions) linked to their old memory."""
+    """The pairs the detector was first built on: no changed fact is folded into the old
+    memory, reinforce and supersede are precise, and no unrelated pair is superseded."""
     pairs, sims = own_similarities
-    expected = {"duplicate": "reinforce", "update": "update", "contradiction": "supersede",
-                "new": "create"}
     decided = [decide(p["new"], [Candidate("old", p["old"], float(s))], PARAMS).decision
                for p, s in zip(pairs, sims)]
-    correct = sum(d == expected[p["label"]] for p, d in zip(pairs, decided))
-    assert correct / len(pairs) >= 0.9
-    changed = [d for p, d in zip(pairs, decided) if p["label"] in ("update", "contradiction")]
-    assert sum(d in ("update", "supersede") for d in changed) / len(changed) >= 0.9
-    # A wrong SUPERSEDE destroys a valid memory: at most 5% of unrelated pairs may get one.
+    correct = sum(d == LABELS[p["label"]] for p, d in zip(pairs, decided))
+    assert correct / len(pairs) >= 0.75
+    changed = [d for p, d in zip(pairs, decided) if LABELS[p["label"]] == "supersede"]
+    assert not {"reinforce", "merge"} & set(changed)
+    assert changed.count("supersede") / len(changed) >= 0.7
+    for decision in ("reinforce", "supersede"):
+        chosen = [p for p, d in zip(pairs, decided) if d == decision]
+        assert sum(LABELS[p["label"]] == decision for p in chosen) / len(chosen) >= 0.98
     unrelated = [d for p, d in zip(pairs, decided) if p["label"] == "new"]
-    assert unrelated.count("supersede") / len(unrelated) <= 0.05
-
-
-def test_vestige_thresholds_lose_changed_facts_on_this_model(own_similarities) -> None:  # type: ignore[no-untyped-def]
-    """Why the thresholds were re-tuned: with Vestige's values most changed facts that are
-    worded differently fall below 0.70-0.75 and become duplicates."""
-    pairs, sims = own_similarities
-    vestige = GatingParams(reinforce=0.92, update=0.75, supersede=0.70, merge=0.675,
-                           min_added_terms=1000)
-
-    def linked(params: GatingParams) -> float:
-        changed = [(p, s) for p, s in zip(pairs, sims) if p["label"] in ("update", "contradiction")]
-        decided = [decide(p["new"], [Candidate("o", p["old"], float(s))], params).decision
-                   for p, s in changed]
-        return sum(d in ("update", "supersede") for d in decided) / len(decided)
-
-    assert linked(PARAMS) > linked(vestige) + 0.1
-
-
-def test_a_verbatim_restatement_reinforces_even_beside_a_conflicting_neighbour() -> None:
-    candidates = [
-        Candidate("same", "Builds of Paxuru take $414 longer on Swift than on AWS.", 0.99),
-        Candidate("other", "Builds of Paxuru take $900 longer on Go than on GCP.", 0.80),
-    ]
-    gate = decide("Builds of Paxuru take $414 longer on Swift than on AWS.", candidates, PARAMS)
-    assert gate.decision == "reinforce" and gate.target_ids == ["same"]
+    assert unrelated.count("supersede") == 0

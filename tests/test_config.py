@@ -143,3 +143,23 @@ def test_cli_config_masks_secrets(run_cli, cli_env, tmp_path) -> None:
     assert data["config_file"] == str(config)
     assert data["home"] == cli_env["MEMORYD_HOME"]
     assert "rrf_k = 42" in plain.stdout
+
+
+def test_project_writers_from_the_environment_and_the_file(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("MEMORYD_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("MEMORYD_PROJECT_WRITERS", "alpha=bot-1, alpha=bot-2,beta=bot-3")
+    assert Settings().project_writers == {"alpha": ["bot-1", "bot-2"], "beta": ["bot-3"]}
+    monkeypatch.setenv("MEMORYD_PROJECT_WRITERS", '{"web/shop": ["claw bot"]}')
+    assert Settings().project_writers == {"web/shop": ["claw bot"]}
+    monkeypatch.delenv("MEMORYD_PROJECT_WRITERS")
+    toml = write_toml(tmp_path / "c.toml", '[project_writers]\nalpha = ["bot-1"]\n')
+    monkeypatch.setenv("MEMORYD_CONFIG", str(toml))
+    assert Settings().project_writers == {"alpha": ["bot-1"]}
+
+
+@pytest.mark.parametrize("value", ["alpha", "bad name!=bot-1", '{"alpha": [" bot"]}',
+                                   '{"alpha": []}', '["alpha"]'])
+def test_bad_project_writers_are_refused(monkeypatch, value: str) -> None:
+    monkeypatch.setenv("MEMORYD_PROJECT_WRITERS", value)
+    with pytest.raises(ValidationError, match="project_writers"):
+        Settings()

@@ -175,6 +175,24 @@ def test_heuristics_pick_memorable_statements():
     assert importances == sorted(importances, reverse=True)
 
 
+def test_unkept_sentences_are_reported_with_a_reason():
+    from memoryd.cognition.extraction import MAX_CANDIDATES, read_heuristic
+
+    facts = " ".join(f"Service {i} listens on port {8000 + i}." for i in range(MAX_CANDIDATES + 2))
+    long = "The changelog says " + "nothing of note " * 40 + "today."
+    messages = [Message.model_validate(m) for m in _msgs(
+        ("user", facts), ("user", long), ("user", "Hmm. It works now."),
+        ("assistant", "The sky is blue."))]
+    kept, passed = read_heuristic(messages)
+    assert len(kept) == MAX_CANDIDATES and all(c.rule == "statement" for c in kept)
+    reasons = [reason for _, reason in passed]
+    assert reasons.count(f"more than {MAX_CANDIDATES} memories in one call") == 2
+    assert "longer than 500 characters" in reasons and "chit-chat" in reasons
+    assert ("It works now.", "too vague to stand alone (it says 'it', 'this' or 'that')") \
+        in passed
+    assert not any("sky" in text for text, _ in passed)  # the assistant's are not reported
+
+
 def test_content_parts_are_read():
     message = Message.model_validate(
         {
@@ -241,6 +259,29 @@ def test_flush_skips_what_capture_stored_and_secrets(mem):
     reasons = sorted(s.reason for s in out.skipped)
     assert reasons == ["already stored for this session"] * 2 + ["looks like it contains a secret"]
     assert mem.store.count() == 2
+
+
+def test_capture_keeps_plain_statements_and_says_why_it_skips_the_rest(mem):
+    token = "ghp_" + "a1B2" * 9
+    messages = _msgs(
+        ("user", "The release branch is called release/next."),
+        ("assistant", "Got it, I will use release/next for the release."),
+        ("user", f"thanks! ok sounds good. Can you open a PR? Please run the tests. "
+                 f"Could you check whether {token} still works?"),
+    )
+    out = invoke(mem, "capture", {"messages": messages, "session_key": "facts"}, LOCAL)
+    assert [r.memory.content for r in out.stored] == [
+        "User: The release branch is called release/next."]
+    assert [(s.content, s.reason) for s in out.skipped] == [
+        ("thanks!", "chit-chat"),
+        ("ok sounds good.", "chit-chat"),
+        ("Can you open a PR?", "a question"),
+        ("Please run the tests.", "a request to the assistant, not a statement"),
+        ("[withheld: looks like github_token]", "a question"),
+    ]
+    assert token not in json.dumps([s.content for s in out.skipped])
+    block = mem.recall("what is the release branch called?").block.text
+    assert "release/next" in block
 
 
 def test_capture_validates_before_writing(mem):

@@ -146,7 +146,9 @@ def test_invalid_content_names_the_node_and_its_line(tmp_path: Path) -> None:
     path.write_text(text)
     with pytest.raises(GraphFileError, match=r"node 'wal-busy'\.touches: .*must not leave") as info:
         read_graph_file(path)
-    assert info.value.line == text.splitlines().index('      "id": "wal-busy",') + 1
+    bad = text.splitlines().index('      "touches": [')  # at the field's value
+    assert (info.value.line, info.value.column) == (bad + 1, 18)
+    assert f"graph.json:{bad + 1}:18: node 'wal-busy'.touches" in str(info.value)
     path.write_text(
         text.replace('"../../etc/passwd"', '"src/db.py"').replace('"caused_by"', '"blames"')
     )

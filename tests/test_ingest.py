@@ -22,7 +22,9 @@ def test_create_reinforce_update_supersede(mem):
     updated = [h for h in mem.history(first.memory_id) if h.operation == "update"]
     assert updated[0].details["previous_content"].endswith("data engineer")
 
-    moved = mem.ingest("The user moved to Berlin and works as a data engineer")
+    # The memory now holds "at Spotify" too: a correction that leaves it out would hide it,
+    # so the move is said with everything the memory holds.
+    moved = mem.ingest("The user moved to Berlin and works as a data engineer at Spotify")
     assert moved.decision == "supersede"
     assert moved.superseded_id == first.memory_id
     old = mem.get(first.memory_id)
@@ -48,6 +50,55 @@ def test_numbers_and_negations_supersede(mem):
     likes = mem.ingest("Carol drinks coffee every morning")
     nope = mem.ingest("Carol does not drink coffee every morning")
     assert nope.decision == "supersede" and nope.superseded_id == likes.memory_id
+
+
+def test_a_changed_port_worded_differently_is_not_lost(mem):
+    """"DB runs on 5432" then "database listens on 5433": the new port is kept and recalled,
+    the old one stays in history."""
+    old = mem.ingest("The staging DB runs on port 5432")
+    new = mem.ingest("The staging database listens on port 5433")
+    assert new.decision == "supersede" and new.superseded_id == old.memory_id
+    assert "5433" in mem.get(new.memory_id).content
+    block = mem.recall("Which port does the staging database listen on?").block.text
+    assert "5433" in block and "5432" not in block
+    hits = mem.search("staging database port", 5, record_access=False)
+    assert [h.memory.id for h in hits] == [new.memory_id]
+    assert [v.id for v in mem.versions(new.memory_id)] == [new.memory_id, old.memory_id]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The build server has 16 GB of RAM", "The build server has 32 GB of RAM"),  # number
+    ("The billing service is owned by Alice", "The billing service is owned by Bob"),  # name
+    ("The contract renews on March 1", "The contract renews on March 15"),  # date
+    ("The upload limit is 10 MB", "The upload limit is 10 GB"),  # unit
+    ("The nightly job sends a report", "The nightly job does not send a report"),  # negation
+    ("All endpoints require authentication", "Most endpoints require authentication"),  # quantity
+])
+def test_a_changed_value_is_never_reinforced(mem, old, new):
+    first = mem.ingest(old)
+    second = mem.ingest(new)
+    assert second.decision not in ("reinforce", "merge", "update")
+    assert second.memory_id != first.memory_id
+    assert new in mem.get(second.memory_id).content
+
+
+def test_two_messages_on_one_topic_stay_two_memories(mem):
+    """Chat turns about one subject state different things: each keeps its own memory."""
+    turns = [
+        "I'm setting up CI for the payments service: the unit tests run in GitHub Actions and "
+        "take about six minutes, and I'd like them under three.",
+        "For the payments service CI I also want integration tests against a real Postgres, "
+        "but they need Docker on the runner and we only have the hosted runners.",
+        "The payments service CI failed last night because the Postgres container did not "
+        "start in time; the health check waits 30 seconds.",
+    ]
+    results = [mem.ingest(t) for t in turns]
+    assert [r.decision for r in results] == ["create"] * 3
+    assert len({r.memory_id for r in results}) == 3 and mem.store.count() == 3
+    assert [mem.get(r.memory_id).content for r in results] == turns
+    emi = mem.ingest("Emi: I went hiking near Sintra on Saturday")
+    elise = mem.ingest("Elise: I went hiking near Sintra on Sunday")
+    assert (emi.decision, elise.decision) == ("create", "create")
 
 
 def test_unrelated_content_is_created_and_linked_when_close(mem):

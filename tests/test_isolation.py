@@ -9,6 +9,8 @@ the smart-ingest gate never chooses a neighbour outside the caller's view either
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import json
 from typing import Any, Iterator
 
@@ -87,8 +89,18 @@ def _read_requests() -> list[tuple[str, str, dict[str, Any] | None]]:
         ("POST", "/intention", {"action": "list", "status": "all"}),
         ("POST", "/intention", {"action": "check", "context": {"codebase": "x"}}),
         ("POST", "/session/warm", {"session_key": "iso"}),
+        ("GET", "/api/v1/changes", {"since": 0, "limit": 1000}),
+        ("GET", "/api/v1/timeline", {"days": 3, "day": _today()}),
+        ("GET", "/api/v1/overview", None),
+        ("GET", "/api/v1/graph/memories", {"limit": 5000, "include_superseded": True}),
+        ("GET", "/api/v1/graph/view", None),
+        ("GET", "/api/v1/graph/list", None),
     ]
     return out
+
+
+def _today() -> str:
+    return datetime.now(timezone.utc).date().isoformat()
 
 
 @pytest.mark.parametrize("caller", CALLERS)
@@ -255,8 +267,11 @@ def test_links_to_foreign_memories_are_not_followed(world: World, caller: str):
 def test_writes_carry_the_binding(world: World):
     scoped = world.create("scoped")
     assert scoped["scope"] == "project:x"
-    bot = world.create("bot", scope="project:z")
-    assert bot["agent_id"] == "bot-1" and bot["scope"] == "project:z"
+    bot = world.create("bot")
+    assert bot["agent_id"] == "bot-1" and bot["scope"] == "user"
+    with world.client("bot") as client:  # bot-1 is no writer of project z (test_write_scopes)
+        planted = client.post("/api/v1/memories", json={"content": "x", "scope": "project:z"})
+        assert planted.status_code == 403
     with world.client("scoped") as client:
         refused = client.post("/api/v1/memories", json={"content": "x", "scope": "project:y"})
         assert refused.status_code == 403
@@ -409,10 +424,11 @@ def _foreign_nodes(world: World) -> dict[str, str]:
     for author, marker in GRAPH_MARKERS.items():
         with world.client(author) as client:
             response = client.post("/api/v1/graph/write", json={"nodes": [{
-                "id": f"foreign-{author}", "name": f"Cobalt graph note {marker}",
+                "name": f"Cobalt graph note of {author}",
                 "body": f"The release credentials rotate monthly ({marker})"}]})
         assert response.status_code == 200, response.text
-        made[author] = f"foreign-{author}"
+        written = response.json()  # created by the first test, unchanged after
+        (made[author],) = written["created"] + written["unchanged"]
     return made
 
 

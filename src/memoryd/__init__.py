@@ -75,24 +75,26 @@ from memoryd.models import (
     TaskReport,
     WaitInfo,
 )
+from memoryd.models.views import ChangeFeed, MemoryGraph, Overview, RetentionCurve, Timeline
 from memoryd.opening import open
 from memoryd.store.base import Actor
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Access", "Actor", "ApiKey", "ApiKeyError", "BrokenLink", "CaptureResult", "ChatError",
-    "CodebaseContext", "ConsolidationReport", "ConsolidationSchedule", "ContentTooLarge",
-    "CreatedKey", "Domain", "DomainNotFound", "DomainProposal", "DomainsReport", "Edge",
-    "EmbeddingError", "EmptyContent", "Engine", "Forbidden", "GcReport", "HistoryEntry",
-    "ImportFormatError", "ImportReport", "ImportanceScore", "IngestResult", "Intention",
-    "IntentionTrigger", "InvalidFilter", "InvalidInput", "InvalidKey", "KeyNotFound",
-    "LedgerEntry", "LedgerReport", "MaintenanceBusy", "Memory", "MemoryNotFound", "MemoryPatch",
-    "MemoryStateReport", "MemorydError", "Message", "ModelMismatch", "Neighbour",
-    "Neighbourhood", "NewMemory", "NoKeysConfigured", "NotAMemorydStore", "PlanStep",
-    "Recalled", "SchedulingState", "SchemaTooNew", "SearchFilters", "SearchHit",
-    "SecretDetected", "SecretInFields", "Settings", "Skipped", "StoreError", "Task",
-    "TaskMessage", "TaskNotFound", "TaskOutcome", "TaskReport", "WaitInfo", "open",
+    "Access", "Actor", "ApiKey", "ApiKeyError", "BrokenLink", "CaptureResult", "ChangeFeed",
+    "ChatError", "CodebaseContext", "ConsolidationReport", "ConsolidationSchedule",
+    "ContentTooLarge", "CreatedKey", "Domain", "DomainNotFound", "DomainProposal",
+    "DomainsReport", "Edge", "EmbeddingError", "EmptyContent", "Engine", "Forbidden",
+    "GcReport", "HistoryEntry", "ImportFormatError", "ImportReport", "ImportanceScore",
+    "IngestResult", "Intention", "IntentionTrigger", "InvalidFilter", "InvalidInput",
+    "InvalidKey", "KeyNotFound", "LedgerEntry", "LedgerReport", "MaintenanceBusy", "Memory",
+    "MemoryGraph", "MemoryNotFound", "MemoryPatch", "MemoryStateReport", "MemorydError",
+    "Message", "ModelMismatch", "Neighbour", "Neighbourhood", "NewMemory", "NoKeysConfigured",
+    "NotAMemorydStore", "Overview", "PlanStep", "Recalled", "RetentionCurve", "SchedulingState",
+    "SchemaTooNew", "SearchFilters", "SearchHit", "SecretDetected", "SecretInFields",
+    "Settings", "Skipped", "StoreError", "Task", "TaskMessage", "TaskNotFound", "TaskOutcome",
+    "TaskReport", "Timeline", "WaitInfo", "open",
 ]
 
 

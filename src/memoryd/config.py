@@ -146,6 +146,10 @@ class Settings(BaseSettings):
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Browser origins allowed by CORS; empty (the default) = CORS off.
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Who may write into a project's scope besides the keys bound to it and unbound keys: the
+    # agents listed for that project (docs/security.md, "Who may write where"). Env:
+    # MEMORYD_PROJECT_WRITERS="alpha=bot-1,alpha=bot-2,beta=bot-3" or a JSON object.
+    project_writers: Annotated[dict[str, list[str]], NoDecode] = Field(default_factory=dict)
     # Gateway recall defaults.
     recall_token_budget: int = Field(default=1500, ge=50, le=100_000)
     recall_max_items: int = Field(default=6, ge=1, le=50)
@@ -241,6 +245,11 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
+    @field_validator("project_writers", mode="before")
+    @classmethod
+    def _writers(cls, value: Any) -> Any:
+        return parse_project_writers(value)
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -281,6 +290,35 @@ class Settings(BaseSettings):
         out["resolved_store_url"] = mask_url_password(self.resolved_store_url)
         out["config_file"] = str(config_file_path())
         return out
+
+
+def parse_project_writers(value: Any) -> dict[str, list[str]]:
+    """``{project: [agent, ...]}`` from a mapping, a JSON object or ``project=agent,...``; a
+    project name that is not valid, or an agent id that is blank, is a ValueError."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("{"):
+            import json
+
+            value = json.loads(text)
+        else:
+            pairs: dict[str, list[str]] = {}
+            for entry in filter(None, (part.strip() for part in text.split(","))):
+                project, sep, agent = entry.partition("=")
+                if not sep:
+                    raise ValueError(f"project_writers entry {entry[:70]!r} is not project=agent")
+                pairs.setdefault(project.strip(), []).append(agent.strip())
+            value = pairs
+    if not isinstance(value, dict):
+        raise ValueError("project_writers must map project names to lists of agent ids")
+    out: dict[str, list[str]] = {}
+    for project, agents in value.items():
+        check_scope(f"project:{project}")
+        names = [agents] if isinstance(agents, str) else list(agents)
+        if not names or not all(isinstance(a, str) and a.strip() == a and a for a in names):
+            raise ValueError(f"project_writers[{project!r}]: agent ids must be non-blank strings")
+        out[project] = names
+    return out
 
 
 def mask_url_password(url: str) -> str:

@@ -35,6 +35,7 @@ from memoryd.api.hosts import HostPolicy
 from memoryd.api.limits import BodyLimitMiddleware, BodyTimeoutMiddleware, StreamCapMiddleware
 from memoryd.api.routes import add_routes, response_links
 from memoryd.config import Settings
+from memoryd.dashboard import mount as mount_dashboard
 from memoryd.errors import InvalidInput, MemorydError, NoKeysConfigured
 from memoryd.mcp.server import build_server, http_caller
 from memoryd.operations import CALLER_SCOPE_KEY, Caller, health_report, invoke
@@ -89,6 +90,7 @@ def create_app(
     _add_error_handlers(app)
     _add_health_routes(app)
     add_routes(app)
+    mount_dashboard(app, allow_anonymous=settings.allow_anonymous)  # /dashboard, live feed
     for route in _mcp_routes(mcp, settings):  # /mcp itself (a Mount would redirect to /mcp/)
         app.router.routes.append(route)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

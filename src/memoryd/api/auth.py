@@ -1,6 +1,7 @@
 """Authentication, as ASGI middleware (it also guards /mcp).
 
-Every request to an existing route except the public paths must carry
+Every request to an existing route except the public paths (health, the API's documents,
+and the dashboard's page and files under ``/dashboard``, which hold no data) must carry
 ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``. The verified caller (scopes, bound
 scope/agent, ``X-Agent-Id``) is put in the request scope under ``memoryd.caller`` for the
 routes and MCP tools to read. Without a key, requests are refused unless the server was
@@ -28,6 +29,8 @@ from memoryd.operations import CALLER_SCOPE_KEY, Caller
 PUBLIC_PATHS = frozenset(
     {"/health", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
 )
+# The dashboard's page and files hold no data (the page sends a key with every API call).
+PUBLIC_PREFIX = "/dashboard"
 # Routes that take any method and answer the wrong ones themselves (the MCP transport).
 OPEN_ROUTE_METHODS = {"/mcp": frozenset({"GET", "POST", "DELETE"})}
 # An MCP client that meets a 401 looks for an OAuth server, then registers at /register: the
@@ -43,6 +46,11 @@ def _presented_key(headers: dict[bytes, bytes]) -> str | None:
         return value.strip() if scheme.lower() == "bearer" else auth
     key = headers.get(b"x-api-key", b"").decode("latin-1").strip()
     return key or None
+
+
+def is_public(path: str) -> bool:
+    """Whether a path is served without a key (health, the API's documents, the dashboard)."""
+    return path in PUBLIC_PATHS or path == PUBLIC_PREFIX or path.startswith(PUBLIC_PREFIX + "/")
 
 
 def _is_oauth_path(path: str) -> bool:
@@ -93,7 +101,7 @@ class AuthMiddleware:
             await send_error(send, 405, message, "method_not_allowed", headers=[("Allow", allow)])
             return
         headers = dict(scope["headers"])
-        if scope["path"] in PUBLIC_PATHS:
+        if is_public(scope["path"]):
             await self._public(scope, receive, send, headers)
             return
         agent = headers.get(b"x-agent-id", b"").decode("latin-1").strip() or None

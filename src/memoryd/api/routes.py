@@ -70,6 +70,8 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("DELETE", "/api/v1/memories/{id}", "memory_delete", "memories"),
     Binding("GET", "/api/v1/memories/{id}/history", "history", "memories"),
     Binding("GET", "/api/v1/memories/{id}/neighbours", "explore", "memories"),
+    Binding("GET", "/api/v1/memories/{id}/retention", "memory_retention", "memories"),
+    Binding("POST", "/api/v1/memories/{id}/links", "memory_link", "memories"),
     Binding("POST", "/api/v1/memories/{id}/promote", "promote", "memories"),
     Binding("POST", "/api/v1/memories/{id}/demote", "demote", "memories"),
     Binding("POST", "/api/v1/search", "search", "search"),
@@ -110,11 +112,20 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("POST", "/api/v1/graph/link", "kg_link", "graph"),
     Binding("POST", "/api/v1/graph/search", "kg_search", "graph"),
     Binding("POST", "/api/v1/graph/nodes/{id}/recall", "kg_recall", "graph"),
+    Binding("POST", "/api/v1/graph/nodes/{id}/archive", "kg_node_archive", "graph"),
     Binding("POST", "/api/v1/graph/archive", "kg_archive", "graph"),
     Binding("GET", "/api/v1/graph/changes", "kg_sync", "graph"),
     Binding("GET", "/api/v1/graph/ping", "kg_ping", "graph"),
     Binding("GET", "/api/v1/graph/export", "kg_export", "graph"),
     Binding("POST", "/api/v1/graph/import", "kg_import", "graph"),
+    Binding("GET", "/api/v1/graph/view", "kg_graph", "graph"),
+    Binding("GET", "/api/v1/graph/list", "kg_graphs", "graph"),
+    Binding("GET", "/api/v1/graph/memories", "memory_graph", "graph"),
+    # Views of the whole memory (the dashboard reads these).
+    Binding("GET", "/api/v1/changes", "changes", "views"),
+    Binding("GET", "/api/v1/timeline", "timeline", "views"),
+    Binding("GET", "/api/v1/overview", "overview", "views"),
+    Binding("GET", "/api/v1/whoami", "whoami", "views"),
 )
 
 

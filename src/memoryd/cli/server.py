@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import os
-from typing import Optional
+import socket
+import threading
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from memoryd.cli.common import console
 from memoryd.config import Settings
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _ANY_ADDRESS = {"0.0.0.0", "::", ""}
@@ -37,6 +43,58 @@ def with_bound_host(settings: Settings, bind_host: str) -> Settings:
     return settings.model_copy(update={"allowed_hosts": [*settings.allowed_hosts, entry]})
 
 
+class CannotListen(Exception):
+    """The address and port cannot be bound (in use, not this machine's, not allowed)."""
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (uvicorn listens on it), or CannotListen with a
+    one-line reason. Binding before the model loads and uvicorn starts means a busy port is
+    reported before anything runs in the background, and before the server claims to serve."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise CannotListen(_why_not(exc, host, port)) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _why_not(exc: OSError, host: str, port: int) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return (f"port {port} on {host} is in use (is another memoryd running?); stop what "
+                "listens there or choose another port with --port or MEMORYD_PORT")
+    if exc.errno == errno.EACCES:
+        return f"not allowed to listen on port {port} of {host}; choose a port above 1023"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{host} is not an address of this machine; choose another with --host"
+    reason = exc.strerror or str(exc)
+    return f"cannot listen on {host} port {port}: {reason}"
+
+
+def warm_in_background(engine: Engine) -> threading.Thread:
+    """Load the embedding model on a thread, so the first search need not wait ~1-6 s.
+
+    Not a daemon thread: the interpreter waits for it at exit. A daemon thread still inside
+    the model runtime's native code when Python finalizes is stopped by force, and ONNX
+    Runtime answers that with "terminate called without an active exception" (SIGABRT).
+    Loading a model takes a bounded time, so waiting for it is the clean way out.
+    """
+    thread = threading.Thread(target=_warm, args=(engine,), name="memoryd-warm")
+    thread.start()
+    return thread
+
+
+def _warm(engine: Engine) -> None:
+    try:
+        engine.warm()
+    except Exception:  # noqa: BLE001 - a failed warm-up resurfaces on the first search
+        pass
+
+
 def serve(
     ctx: typer.Context,
     host: Optional[str] = typer.Option(None, help="Address to bind (default 127.0.0.1)."),
@@ -45,10 +103,13 @@ def serve(
         None, "--tools", help="MCP tool profiles and names at /mcp, comma-separated (default: "
         "memory; see `memoryd mcp --help`)."
     ),
+    first_key: Optional[str] = typer.Option(
+        None, "--first-key", metavar="LABEL", help="When the store has no active key yet, "
+        "create one (scopes read,write,admin) with this label and print it once, instead of "
+        "refusing to start (scripts/serve uses this on first run)."
+    ),
 ) -> None:
     """Run the HTTP server: REST API, gateway recall/capture, and MCP at /mcp."""
-    import threading
-
     prefer_single_thread_inference()
     import uvicorn
 
@@ -57,12 +118,20 @@ def serve(
     from memoryd.opening import open as open_memory
 
     settings = Settings(**({"mcp_tools": tools} if tools else {}))
+    bind_host = host or settings.host
+    bind_port = settings.port if port is None else port
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
     if not settings.allow_anonymous and not engine.has_active_key():
+        if first_key is None:
+            engine.close()
+            raise NoKeysConfigured()
+        _print_first_key(engine, first_key)
+    try:  # before anything starts, and before claiming to serve
+        sock = listening_socket(bind_host, bind_port)
+    except CannotListen as exc:
         engine.close()
-        raise NoKeysConfigured()
-    bind_host = host or settings.host
-    bind_port = port or settings.port
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
     if bind_host not in _LOOPBACK:
         console.print(
             f"[yellow]warning:[/] listening on {bind_host}, reachable from other "
@@ -75,11 +144,21 @@ def serve(
             "[yellow]warning:[/] MEMORYD_ALLOW_ANONYMOUS=true: requests without a key "
             "may read and write memories"
         )
-    # Load the embedding model in the background: the first search then need not wait ~6 s.
-    threading.Thread(target=engine.warm, name="memoryd-warm", daemon=True).start()
+    warm_in_background(engine)
     app = create_app(lambda: engine, settings)
-    console.print(f"memoryd serving on http://{bind_host}:{bind_port} (MCP at /mcp)")
-    uvicorn.run(app, host=bind_host, port=bind_port, log_level="info")
+    shown = f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host
+    console.print(f"memoryd serving on http://{shown}:{sock.getsockname()[1]} (MCP at /mcp)")
+    try:  # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal
+        uvicorn.Server(uvicorn.Config(app, log_level="info")).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # Ctrl-C after a clean shutdown: exit 0, as `uvicorn.run` does
+
+
+def _print_first_key(engine: Engine, label: str) -> None:
+    made = engine.create_key(label, scopes=["read", "write", "admin"])
+    typer.echo(f"No API key yet: created one (label {label!r}, scopes read,write,admin). "
+               "It is shown only this once; give it to your clients:", err=True)
+    typer.echo(made.secret)
 
 
 def register(app: typer.Typer) -> None:

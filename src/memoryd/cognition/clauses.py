@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from memoryd.cognition.slots import VALUE_WORDS, Slots, Values, values_and_slots
 from memoryd.cognition.words import NEGATION_CUES, STOP_WORDS, TOKEN, stem
 
-__all__ = ["Clause", "read_clause", "split_clauses"]
+__all__ = ["Clause", "is_name", "read_clause", "split_clauses"]
 
 _UPDATE_TAG = re.compile(r"\[Updated \d{4}-\d{2}-\d{2}\]")
 _CLAUSE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+|;\s*|\s+(?:but|whereas|although|though)\s+", re.I)
@@ -66,7 +66,9 @@ def split_clauses(text: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_SPLIT.split(text) if c and re.search(r"[A-Za-z0-9]", c)]
 
 
-def _is_name(token: str, index: int, first_word_index: int, other_text: str) -> bool:
+def is_name(token: str, index: int, first_word_index: int, other_text: str) -> bool:
+    """Whether ``token`` (at ``index``; the first word is at ``first_word_index``) is a name:
+    a capitalised word that is no stop word, value word or short acronym (see the module)."""
     if not token[:1].isupper() or token.lower() in STOP_WORDS or token.lower() in VALUE_WORDS:
         return False
     if token.isupper() and len(token) <= 3:  # units and acronyms: KB, API, UTC, CDN
@@ -109,7 +111,7 @@ def _stems_and_names(
         if not tok[:1].isalpha() or low in STOP_WORDS or low in NEGATION_CUES:
             stems.append(None)
             continue
-        if _is_name(tok, i, first_word, other_text):
+        if is_name(tok, i, first_word, other_text):
             name = re.sub(r"['’]s$", "", tok.lower())
             names.add(name)
             name_slots.setdefault(name, set()).update(_neighbours(tokens, i))
@@ -119,9 +121,10 @@ def _stems_and_names(
 
 def _cue_scope(
     tokens: list[str], lowered: list[str], stems: list[str | None], i: int, window: int
-) -> tuple[list[str], str | None] | None:
+) -> tuple[list[str], str | None] | int:
     """The stems a negation cue at ``i`` covers and its predicate (the first content word),
-    or None when a second cue cancels it ("never ... without": a double negative asserts)."""
+    or the index of a second cue that cancels it ("never ... without": a double negative
+    asserts, and neither cue negates)."""
     scope: list[str] = []
     predicate: str | None = None
     seen = 0
@@ -129,7 +132,7 @@ def _cue_scope(
         if tokens[j] in ",.;:!?" or lowered[j] in ("but", "and"):
             break
         if lowered[j] in NEGATION_CUES or lowered[j].endswith("n't"):
-            return None
+            return j
         if tokens[j][:1].isalnum():
             seen += 1
             if stems[j]:
@@ -148,8 +151,11 @@ def _negation(
     negated: set[str] = set()
     predicates: list[str] = []
     has_negation = False
+    cancelled: set[int] = set()
     lowered = [t.lower().replace("’", "'") for t in tokens]
     for i, low in enumerate(lowered):
+        if i in cancelled:
+            continue
         cue = low in NEGATION_CUES or low.endswith("n't") or (
             low == "longer" and i > 0 and lowered[i - 1] == "no")
         if not cue:
@@ -158,7 +164,8 @@ def _negation(
         if any(t in _HEDGE_AFTER_CUE for t in following):
             continue
         covered = _cue_scope(tokens, lowered, stems, i, window)
-        if covered is None:
+        if isinstance(covered, int):
+            cancelled.add(covered)
             continue
         scope, predicate = covered
         has_negation = True

@@ -47,10 +47,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memoryd.cognition.clauses import Clause, read_clause, split_clauses
+from memoryd.cognition.equivalents import canonical
 from memoryd.cognition.slots import VALUE_STEMS, VALUE_WORDS
-from memoryd.cognition.words import stem
+from memoryd.cognition.words import NEGATIVE_WORDS, stem
 
-__all__ = ["Contradiction", "ContradictionParams", "detect"]
+__all__ = ["Contradiction", "ContradictionParams", "are_opposites", "detect"]
 
 
 @dataclass(frozen=True)
@@ -109,11 +110,25 @@ _ANTONYMS = (
     ("start", "stop"), ("started", "stopped"), ("approved", "rejected"), ("win", "lose"),
     ("won", "lost"), ("best", "worst"), ("before", "after"), ("encrypted", "unencrypted"),
     ("stable", "unstable"), ("permanent", "temporary"), ("free", "paid"),
+    ("works", "broken"), ("working", "broken"), ("left", "right"), ("automatic", "manual"),
+    ("automated", "manual"), ("public", "internal"), ("increase", "decrease"),
+    ("increased", "decreased"), ("minimum", "maximum"), ("ascending", "descending"),
+    ("early", "late"), ("earlier", "later"), ("upper", "lower"), ("more", "less"),
+    ("more", "fewer"), ("higher", "lower"), ("faster", "slower"), ("allowlist", "denylist"),
+    ("start", "end"), ("starts", "ends"), ("begin", "end"), ("begins", "ends"),
+    ("first", "last"), ("input", "output"), ("read", "write"), ("import", "export"),
 )
 _OPPOSITE: dict[str, set[str]] = {}
 for _a, _b in _ANTONYMS:
     _OPPOSITE.setdefault(_a, set()).add(_b)
     _OPPOSITE.setdefault(_b, set()).add(_a)
+_OPPOSITE_FORMS = frozenset(frozenset((canonical(a), canonical(b))) for a, b in _ANTONYMS)
+
+
+def are_opposites(a: str, b: str) -> bool:
+    """Whether two words (as :func:`memoryd.cognition.equivalents.canonical` spells them)
+    are opposites ("enabl"/"disabl", "start"/"end")."""
+    return frozenset((a, b)) in _OPPOSITE_FORMS
 
 _CORRECTION = re.compile(
     r"\b(actually|correction|corrected|turns? out|was wrong|were wrong|mistaken|by mistake|"
@@ -176,17 +191,29 @@ def _head(clause: Clause) -> str | None:
     return None
 
 
+def _words_of(tokens: list[str]) -> list[tuple[str, str]]:
+    """(word, token) for each word, and for each part of a hyphenated word ("left-handed")."""
+    out = []
+    for tok in tokens:
+        if tok[:1].isalpha():
+            low = tok.lower()
+            out.append((low, tok))
+            if "-" in low:
+                out.extend((part, tok) for part in low.split("-") if part)
+    return out
+
+
 def _antonym_flip(old: Clause, new: Clause) -> tuple[str, str] | None:
-    old_words = {t.lower(): t for t in old.tokens if t[:1].isalpha()}
-    for tok in new.tokens:
-        low = tok.lower()
+    old_words = dict(_words_of(old.tokens))
+    for low, tok in _words_of(new.tokens):
         for candidate in (low, low.removesuffix("s")):
             for opposite in _OPPOSITE.get(candidate, ()):
                 for form in (opposite, opposite + "s"):
                     if form in old_words and candidate not in old_words and low not in old_words:
-                        same_polarity = (stem(form) in old.negated) == (stem(tok) in new.negated)
+                        same_polarity = (stem(old_words[form]) in old.negated) == (
+                            stem(tok) in new.negated)
                         if same_polarity:
-                            return form, tok
+                            return form, low
     return None
 
 
@@ -234,7 +261,9 @@ def _negation_rule(pair: _Pair) -> Contradiction | None:
     agrees = any(
         (_OPPOSITE.get(p, set()) | _OPPOSITE.get(p.rstrip("s"), set()))
         & (other_words | {w.rstrip("s") for w in other_words})
-        for p in negating.predicates)
+        for p in negating.predicates) or bool(
+        # "decided against X", "blocked on X", "skip the X" say "no" in other words.
+        (other_words & NEGATIVE_WORDS) - {t.lower() for t in negating.tokens})
     if flipped and not agrees:
         side = "new" if new.has_negation else "old"
         return Contradiction(True, "negation", f"{side} negates {sorted(flipped)}")

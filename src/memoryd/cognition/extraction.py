@@ -22,9 +22,17 @@ resolution         "fixed by", "the root cause was", "the fix is",          insi
                    "workaround", "the issue was"
 =================  =======================================================  ==========  ====
 
+A user's sentence that matches no rule is still kept as a plain statement of fact
+(``statement``, node_type fact, importance 0.5: "The release branch is called
+release/next.") unless it is chit-chat ("thanks!", "ok sounds good"), a question, a request
+to the assistant ("can you ...", "please fix ...", "I want to ..."), too vague to stand
+alone ("It works now", "That didn't help"), or shorter than 12 or longer than 500
+characters; :func:`read_heuristic` says which, sentence by sentence.
+
 User messages go through every rule; assistant messages only through decision (with
 "we") and resolution; system and tool messages are skipped. Candidates keep who said them
-("User: ...", "Assistant: ..."), at most 20 per call, most important first.
+("User: ...", "Assistant: ..."), at most 20 per call, most important first (the rest are
+reported as skipped).
 
 :func:`extract_llm` asks a chat model instead (JSON mode, temperature 0); the engine uses it
 when ``MEMORYD_LLM_URL`` and ``MEMORYD_LLM_MODEL`` are set and falls back to the heuristics
@@ -45,6 +53,7 @@ from memoryd.llm import ChatClient, parse_json_reply
 from memoryd.models import NODE_TYPES
 
 MAX_CANDIDATES = 20
+MIN_CHARS, MAX_CHARS = 12, 500
 
 
 class Message(BaseModel):
@@ -75,7 +84,8 @@ class Candidate:
 
 _SYSTEM_MEMORY = re.compile(r"<system_memory\b.*?(</system_memory>|\Z)", re.S | re.I)
 _CODE = re.compile(r"```.*?(```|\Z)", re.S)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+# A sentence ends at . ! ? before a word (not after "e.g." or "i.e.") or at a line break.
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)(?<!\bvs\.)\s+(?=[A-Za-z0-9\"'(])|\n+")
 _EXPLICIT = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|do not forget|fyi|"
     r"for future reference|for the record)\b\s*[:,-]?\s*(?:that\s+)?(?P<rest>.+)$",
@@ -143,9 +153,20 @@ def _sentences(text: str) -> list[str]:
     out = []
     for raw in _SENTENCE.split(_clean(text)):
         s = re.sub(r"\s+", " ", raw).strip().lstrip("-*•> ").strip()
-        if 12 <= len(s) <= 500 and not s.endswith("?"):
+        if re.search(r"\w", s):
             out.append(s)
     return out
+
+
+def _why_not(sentence: str) -> str | None:
+    """Why a sentence is no memory whatever its words (None when it may be one)."""
+    if sentence.endswith("?"):
+        return "a question"
+    if len(sentence) < MIN_CHARS:
+        return "chit-chat" if is_chit_chat(sentence) else "too short to be a fact"
+    if len(sentence) > MAX_CHARS:
+        return f"longer than {MAX_CHARS} characters"
+    return None
 
 
 def _speaker(role: str) -> str:
@@ -179,21 +200,80 @@ def _classify(sentence: str, role: str) -> Candidate | None:
     return None
 
 
-def extract_heuristic(messages: list[Message]) -> list[Candidate]:
-    """Memorable statements by the rules in this module's docstring, most important first."""
+def read_heuristic(messages: list[Message]) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """Memorable statements by the rules in this module's docstring, most important first,
+    and the user's sentences that were not kept with the reason for each."""
     found: list[Candidate] = []
+    passed: list[tuple[str, str]] = []
     seen: set[str] = set()
     for message in messages:
         role = message.role.lower()
         if role not in ("user", "assistant"):
             continue
         for sentence in _sentences(message.text()):
-            candidate = _classify(sentence, role)
-            if candidate and normalise(candidate.content) not in seen:
+            why = _why_not(sentence)
+            candidate = None if why else _classify(sentence, role)
+            if candidate is None and why is None and role == "user":
+                candidate, why = _statement(sentence)
+            if candidate is None:
+                if role == "user":
+                    passed.append((sentence, why or "not a statement"))
+            elif normalise(candidate.content) not in seen:
                 seen.add(normalise(candidate.content))
                 found.append(candidate)
     found.sort(key=lambda c: -c.importance)
-    return found[:MAX_CANDIDATES]
+    passed += [(c.content, f"more than {MAX_CANDIDATES} memories in one call")
+               for c in found[MAX_CANDIDATES:]]
+    return found[:MAX_CANDIDATES], passed
+
+
+def extract_heuristic(messages: list[Message]) -> list[Candidate]:
+    """Memorable statements by the rules in this module's docstring, most important first."""
+    return read_heuristic(messages)[0]
+
+
+_CHIT_CHAT = frozenset("""thanks thank thx ty you ok okay k sounds sound good great cool nice
+    perfect awesome sure yes yeah yep yup no nope hi hello hey bye goodbye lol haha hahaha hehe
+    got it will do that works work fine alright right exactly agreed agree makes make sense
+    sorry please welcome cheers appreciate appreciated much lot morning evening night np wow
+    amazing love done excellent brilliant wonderful neat sweet gotcha understood noted see
+    me so very too really just again for the this a an and all of is was be that's it's
+    i i'm we that you're thats its ah oh hmm uh um ooh aww yay oops""".split())
+_QUESTION_OPENER = re.compile(
+    r"^(?:can|could|would|will|should|shall|do|does|did|is|are|was|were|have|has|what|"
+    r"what's|how|why|when|where|who|which|any idea|any chance|is there|are there)\b", re.I)
+_REQUEST = re.compile(
+    r"^(?:please\b|(?:help|fix|write|add|create|make|show|tell|explain|give|list|run|check|"
+    r"update|implement|refactor|try|look|find|generate|build|remove|delete|change|go|send|"
+    r"open|read|review|debug|test|install|move|rename|continue|let's|lets|let me|summari[sz]e|"
+    r"translate|draft|compare|convert|set up)\b|i (?:want|need|would like|'d like|was "
+    r"wondering|am trying|'m trying|am looking|'m looking) to\b|i'd like\b)", re.I)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*")
+# "It works now", "That didn't help": about the conversation, not a fact of their own.
+_DEICTIC = frozenset({"it", "this", "that", "these", "those", "they", "he", "she", "it's",
+                      "that's", "they're"})
+
+
+def is_chit_chat(sentence: str) -> bool:
+    """Whether every word of ``sentence`` is a pleasantry ("thanks!", "ok sounds good")."""
+    words = [w.lower().replace("’", "'") for w in _WORDS.findall(sentence)]
+    return all(w in _CHIT_CHAT for w in words)
+
+
+def _statement(sentence: str) -> tuple[Candidate | None, str | None]:
+    """A user's sentence that no rule took: a plain statement of fact, or why it is none."""
+    if is_chit_chat(sentence):
+        return None, "chit-chat"
+    if _QUESTION_OPENER.match(sentence):
+        return None, "a question"
+    if _REQUEST.match(sentence):
+        return None, "a request to the assistant, not a statement"
+    words = _WORDS.findall(sentence)
+    if len(words) < 3:
+        return None, "too short to be a fact"
+    if words[0].lower() in _DEICTIC and len(words) < 6:
+        return None, "too vague to stand alone (it says 'it', 'this' or 'that')"
+    return Candidate(f"User: {sentence}", "fact", 0.5, "statement"), None
 
 
 _LLM_PROMPT = """You extract long-term memories from a conversation between a user and an AI

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["NEGATION_CUES", "STOP_WORDS", "TOKEN", "stem"]
+__all__ = ["NEGATION_CUES", "NEGATIVE_WORDS", "STOP_WORDS", "TOKEN", "stem"]
 
 TOKEN = re.compile(r"#[0-9A-Fa-f]{3,8}\b|[$€£]?\d[\d,]*(?:\.\d+)*%?|[A-Za-z][A-Za-z'’\-]*|[,.;:!?()]")
 STOP_WORDS = frozenset(
@@ -23,12 +23,22 @@ STOP_WORDS = frozenset(
     if whether because while since until unless though although yet still even
     trying try tried kinda sorta gonna wanna help please wondering wonder thinking figure sure
     maybe perhaps something anything everything lot lots bit way ways""".split()
-)
+) | frozenset(
+    # interjections of chat: no content, and never a name however they are capitalised
+    """hey hi hello thanks thank thx ok okay yeah yep yup lol haha hahaha hehe wow oh omg
+    hmm um uh ah aww yay ooh btw bye""".split())
 NEGATION_CUES = frozenset(
     """not no never none nobody nothing neither nor without cannot can't won't don't doesn't
     didn't isn't aren't wasn't weren't shouldn't haven't hasn't hadn't couldn't wouldn't
     mustn't needn't""".split()
 )
+NEGATIVE_WORDS = frozenset(
+    """against avoid avoids avoided skip skips skipped refuse refuses refused forbid forbids
+    forbidden ban bans banned prohibit prohibited block blocks blocked prevent prevents
+    prevented lack lacks missing absent freeze frozen deny denied disallow disallowed unable
+    impossible except""".split()
+)
+"""Words that say "no" without a negation cue: "decided against X" agrees with "not X"."""
 
 
 def stem(word: str) -> str:

@@ -13,7 +13,7 @@ no clusters. From there on, or when forced, discovery
 5. scores every memory, sampled or not, against every centroid and, unless a
    ``member_threshold`` is given, suggests the assignment threshold from those scores:
    the highest that leaves at most ``max_unclassified`` (10%) of the memories without a
-   domain (:func:`~memoryd.domains.assign.suggest_threshold`);
+   domain, judged by each memory's strength (:func:`~memoryd.domains.assign.suggest_threshold`);
 6. labels every memory with its most similar centroid when that reaches the threshold
    (else -1), so member counts cover all memories;
 7. names each cluster by c-TF-IDF over its sampled members' texts, each cut to its
@@ -34,7 +34,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from memoryd.domains import checks, terms
-from memoryd.domains.assign import MAX_UNCLASSIFIED, Domain, suggest_threshold
+from memoryd.domains.assign import MAX_UNCLASSIFIED, Domain, strengths, suggest_threshold
 from memoryd.domains.reduce import METHODS, reduce_dimensions
 from memoryd.errors import InvalidInput
 
@@ -198,21 +198,20 @@ def cluster_labels(points: np.ndarray, params: DiscoveryParams) -> np.ndarray:
 
 
 def nearest(rows: np.ndarray, centroids: np.ndarray, threshold: float) -> np.ndarray:
-    """Index of the most similar centroid per row, or -1 when below ``threshold``."""
+    """Index of the most similar centroid per row, or -1 when the row's strength
+    (:func:`~memoryd.domains.assign.strength`) is below ``threshold`` (it is unclassified)."""
     if len(centroids) == 0:
         return np.full(len(rows), -1, dtype=np.int64)
     sims = rows @ _unit(centroids).T
-    best = sims.argmax(axis=1)
-    return np.where(sims[np.arange(len(rows)), best] >= threshold, best, -1)
+    return np.where(strengths(sims) >= threshold, sims.argmax(axis=1), -1)
 
 
 def _labels(
     rows: np.ndarray, centroids: np.ndarray, params: DiscoveryParams
 ) -> tuple[float, np.ndarray]:
-    best = (rows @ _unit(centroids).T).max(axis=1)
     threshold = params.member_threshold
     if threshold is None:
-        threshold = suggest_threshold(best, params.max_unclassified)
+        threshold = suggest_threshold(rows @ _unit(centroids).T, params.max_unclassified)
     return threshold, nearest(rows, centroids, threshold)
 
 

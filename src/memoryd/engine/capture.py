@@ -1,5 +1,10 @@
 """Capture: what a conversation taught, stored once per session.
 
+The user's plain statements of fact are kept (``extraction.read_heuristic``); every sentence
+of the user that is not stored is reported in ``skipped`` with the reason (chit-chat, a
+question, a request to the assistant, already stored, looks like a secret, ...), at most
+:data:`MAX_SKIPPED` of them.
+
 A gateway may send the whole transcript after every turn. A watermark per session (how many
 messages were captured, and a fingerprint of the last one) means only new messages are read;
 statements already stored for the session are skipped; statements that look like secrets are
@@ -19,6 +24,8 @@ from memoryd.engine.ingest import ingest_many
 from memoryd.errors import ChatError
 from memoryd.llm import ChatClient
 from memoryd.models import IngestResult
+
+MAX_SKIPPED = 50
 
 
 @dataclass
@@ -42,22 +49,46 @@ class CaptureResult:
     watermark: int | None = None
 
 
-def extract(ctx: EngineContext, messages: list[Message],
-            client: ChatClient | None) -> tuple[list[Candidate], str, str | None]:
+@dataclass
+class Extracted:
+    """Candidates from the messages, the user's sentences passed over (with why), which
+    extractor ran and a warning when the chat model failed."""
+
+    candidates: list[Candidate]
+    passed: list[Skipped]
+    extractor: str
+    warning: str | None = None
+
+
+def _passed(sentences: list[tuple[str, str]]) -> list[Skipped]:
+    """Skipped entries for sentences that were not kept; a sentence that looks like a
+    secret is reported without its text."""
+    out = []
+    for sentence, reason in sentences[:MAX_SKIPPED]:
+        kinds = sorted({f.kind for f in secrets.scan(sentence)})
+        out.append(Skipped(f"[withheld: looks like {', '.join(kinds)}]" if kinds else sentence,
+                           reason))
+    return out
+
+
+def extract(ctx: EngineContext, messages: list[Message], client: ChatClient | None) -> Extracted:
     """Candidates from the messages: the chat model's if one is configured and answers,
-    else the heuristics'. Returns (candidates, extractor, warning)."""
+    else the heuristics' (which also say why they passed over each other sentence)."""
+    warning = None
     if client is not None:
         try:
-            return extraction.extract_llm(client, messages), "llm", None
+            return Extracted(extraction.extract_llm(client, messages), [], "llm")
         except ChatError as exc:
-            return (extraction.extract_heuristic(messages), "heuristic",
-                    f"LLM extraction failed ({exc})")
-    return extraction.extract_heuristic(messages), "heuristic", None
+            warning = f"LLM extraction failed ({exc})"
+    candidates, passed = extraction.read_heuristic(messages)
+    return Extracted(candidates, _passed(passed), "heuristic", warning)
 
 
 def capture(ctx: EngineContext, messages: list[Message], session_key: str,
             scope: str | None, client: ChatClient | None) -> CaptureResult:
     """Store what the messages after the session's watermark taught (see the module)."""
+    if scope is not None:
+        ctx.check_writes_to(scope)  # refused whether or not the messages teach anything
     key = _watermark_key(ctx, session_key)
     start = _start(ctx, key, messages)
     new = messages[start:]
@@ -65,13 +96,15 @@ def capture(ctx: EngineContext, messages: list[Message], session_key: str,
                            watermark=len(messages))
     if not new:
         return result
-    candidates, result.extractor, result.warning = extract(ctx, new, client)
+    found = extract(ctx, new, client)
+    result.extractor, result.warning = found.extractor, found.warning
     with ctx.store.transaction():
         if _start(ctx, key, messages) != start:  # another process captured these meanwhile
             result.new_messages = 0
             return result
-        result.stored, result.skipped = store_candidates(ctx, candidates, session_key, scope,
-                                                         "capture")
+        result.stored, result.skipped = store_candidates(ctx, found.candidates, session_key,
+                                                         scope, "capture")
+        result.skipped += found.passed
         ctx.store.set_watermark(key, len(messages))
         ctx.store.set_watermark(key + ":last", extraction.fingerprint(messages[-1]))
     return result
@@ -80,11 +113,15 @@ def capture(ctx: EngineContext, messages: list[Message], session_key: str,
 def flush(ctx: EngineContext, messages: list[Message], session_key: str | None,
           scope: str | None, client: ChatClient | None) -> CaptureResult:
     """Store what messages about to be compacted taught (no watermark: it is a window)."""
+    if scope is not None:
+        ctx.check_writes_to(scope)
     result = CaptureResult(received=len(messages), new_messages=len(messages))
-    candidates, result.extractor, result.warning = extract(ctx, messages, client)
+    found = extract(ctx, messages, client)
+    result.extractor, result.warning = found.extractor, found.warning
     with ctx.store.transaction():
-        result.stored, result.skipped = store_candidates(ctx, candidates, session_key, scope,
-                                                         "flush")
+        result.stored, result.skipped = store_candidates(ctx, found.candidates, session_key,
+                                                         scope, "flush")
+        result.skipped += found.passed
     return result
 
 

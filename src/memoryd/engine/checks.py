@@ -91,7 +91,9 @@ def new_memory(
         new = new.model_copy(update={**changed, "embed_text": None})
     if injection.is_suspect(new.content):
         new = new.model_copy(update={"metadata": {**new.metadata, "suspect_instruction": True}})
-    return ctx.access.stamp(new, ctx.actor)
+    stamped = ctx.access.stamp(new, ctx.actor)
+    ctx.check_writes_to(stamped.scope)
+    return stamped
 
 
 def build(ctx: EngineContext, new: NewMemory, now: datetime) -> Memory:

@@ -7,11 +7,14 @@ the whole :class:`~memoryd.engine.Engine`, so they never call back into the faca
 :class:`Access` is the one place where a caller bound to a memory scope, an agent or some
 domains is kept inside its own memories: every read narrows its filters with
 :meth:`Access.narrow`, every lookup by id passes :meth:`Access.allows`, every new memory is
-stamped by :meth:`Access.stamp` and, once classified, checked by :meth:`Access.check_lands`.
+stamped by :meth:`Access.stamp` and, once classified, checked by :meth:`Access.check_lands`;
+every write into a scope (a memory, a graph node or edge, a task, a wait) passes
+:meth:`Access.check_writes_to`, which says who may write into a project's scope.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
@@ -104,6 +107,28 @@ class Access:
             update["agent_id"] = actor.agent_id
         return new.model_copy(update=update) if update else new
 
+    def check_writes_to(self, scope: str, writers: Mapping[str, Collection[str]]) -> None:
+        """Forbidden unless the caller may write into ``scope`` (create or change a memory,
+        a graph node or edge, a task or a wait there).
+
+        A key bound to a scope writes only there. An unbound caller (an unbound key, the CLI,
+        stdio MCP) writes anywhere. A key bound to an agent or to domains and not to a scope
+        writes to ``user``, and to ``project:<name>`` only when ``writers[name]`` lists its
+        agent (``MEMORYD_PROJECT_WRITERS``): otherwise it could plant a memory that the
+        project's own key recalls as the project's.
+        """
+        if self.scope is not None:
+            if scope != self.scope:
+                raise Forbidden(f"this key may only write to scope {self.scope!r}")
+            return
+        if not self.restricted or not scope.startswith("project:"):
+            return
+        if self.agent_id is not None and self.agent_id in writers.get(scope[8:], ()):
+            return
+        raise Forbidden(f"writing to {scope} is not available to a key bound to an agent or "
+                        "domains unless MEMORYD_PROJECT_WRITERS lists its agent for that "
+                        f"project; use a key bound to {scope}")
+
     def require_unrestricted(self, what: str) -> None:
         """Forbidden for a bound caller: ``what`` spans every scope, agent and domain."""
         if self.restricted:
@@ -128,6 +153,11 @@ class EngineContext:
     def acting(self, actor: Actor | None = None, access: Access | None = None) -> EngineContext:
         """The same context for another actor and/or view."""
         return replace(self, actor=actor or self.actor, access=access or self.access)
+
+    def check_writes_to(self, scope: str) -> None:
+        """Forbidden unless the acting caller may write into ``scope``
+        (:meth:`Access.check_writes_to` with the settings' ``project_writers``)."""
+        self.access.check_writes_to(scope, self.settings.project_writers)
 
     def filters(self, filters: SearchFilters | None = None, **fields: object) -> SearchFilters:
         """Filters (plus ``fields``) narrowed to what the caller may see."""

@@ -35,6 +35,7 @@ from memoryd.engine import codebase as codebase_memory
 from memoryd.engine.admin import AdminMethods
 from memoryd.engine.checks import check_content, check_min_score, check_query, parse_filters
 from memoryd.engine.context import Access, Clock, EngineContext
+from memoryd.engine.facade_views import ViewMethods
 from memoryd.engine.facade_work import WorkMethods
 from memoryd.engine.kg_facade import KnowledgeGraphs
 from memoryd.engine.kg_feed import visible_details
@@ -69,7 +70,7 @@ from memoryd.models import (
 from memoryd.store.base import Actor, ListOrder, Store
 
 
-class Engine(AdminMethods, WorkMethods, DomainMethods):
+class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
     """A memory: a store plus an embedder plus the settings that tune them.
 
     Use :func:`memoryd.open` to make one. Usable as a context manager.

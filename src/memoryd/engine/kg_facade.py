@@ -21,7 +21,15 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from memoryd.engine import kg_archive, kg_feed, kg_imports, kg_read, kg_write
+from memoryd.engine import (
+    graph_views,
+    kg_archive,
+    kg_feed,
+    kg_imports,
+    kg_node,
+    kg_read,
+    kg_write,
+)
 from memoryd.engine.context import EngineContext
 from memoryd.errors import InvalidInput, validation_message
 from memoryd.graph.importers import (
@@ -45,6 +53,7 @@ from memoryd.models.knowledge import (
     RecallResult,
     ScanReport,
 )
+from memoryd.models.views import KgGraphList, KgView, NodeArchived
 
 GraphName = Literal["user", "project"]
 
@@ -105,6 +114,12 @@ class KnowledgeGraphs:
         """Bring a node back into the core (an archived one becomes active); counts as a use."""
         return kg_write.recall(self._ctx, self._cache, node_id, project=project, graph=graph)
 
+    def archive_node(self, node_id: str, *, project: str | None = None,
+                     graph: GraphName | None = None) -> NodeArchived:
+        """Archive one node by hand (``recall`` brings it back)."""
+        return kg_node.archive_node(self._ctx, self._cache, node_id, project=project,
+                                    graph=graph)
+
     def archive(self, project: str | None = None, *, dry_run: bool = True,
                 budget: int | None = None, remove_orphans: bool = False) -> ArchiveReport:
         """Run archival (a dry run by default): orphans listed first, then the nodes that
@@ -122,6 +137,16 @@ class KnowledgeGraphs:
     def ping(self, project: str | None = None) -> GraphPing:
         """The store's change sequence number and the size of each visible graph."""
         return kg_read.ping(self._ctx, self._cache, project)
+
+    def view(self, project: str | None = None, *, graph: GraphName | None = None,
+             as_of: datetime | None = None) -> KgView:
+        """One graph whole, to draw: its nodes (active and archived, each with its archival
+        score) and edges now, after merging hand edits of its file, or at ``as_of``."""
+        return graph_views.kg_view(self._ctx, self._cache, project, graph, as_of)
+
+    def graphs(self) -> KgGraphList:
+        """The graphs the caller can see: the user graph and every project graph."""
+        return graph_views.kg_graphs(self._ctx)
 
     def export(self, project: str | None = None, *, graph: GraphName | None = None) -> GraphExport:
         """One graph as the text of its reviewable file."""

@@ -6,8 +6,12 @@ runs under the file's lock: hand edits (or a ``git pull``) are merged into the s
 (three-way, against the base the store keeps for that file, :mod:`memoryd.graph.merge`),
 then the write, then the file is rewritten atomically from the store. A read notices a
 changed file by its signature (size, modification time, inode) and merges it the same
-way. A file that cannot be read (not JSON, not a memoryd graph, invalid content) is
-refused with its line and column and nothing changes: a write fails, a read reports it.
+way. A file that cannot be read at all (not JSON, not a memoryd graph, another graph's) is
+refused with its line and column and nothing changes: a write fails, a read reports it. In a
+readable file a bad node or edge is reported (path, line, column) and *held*: the rest of the
+file is merged, the held item stays in the file as it was (the store's version of a node it
+stands for is kept) and is reported again by every read until it is fixed. A node without
+``created`` was created at the merge.
 
 A missing file is written from the store (deleting the file never deletes knowledge).
 """
@@ -24,11 +28,15 @@ from memoryd.engine.context import Access, EngineContext
 from memoryd.engine.kg_graphs import GraphCache, Loaded, load
 from memoryd.engine.kg_writes import WritePlan, apply, plan_archived, plan_edges, plan_nodes
 from memoryd.graph.jsonfile import (
+    GraphFileError,
+    ReadGraph,
     dumps_graph,
     edge_line,
     graph_file_lock,
     node_block,
+    read_file_text,
     read_graph_file,
+    read_graph_text,
     write_graph_text,
 )
 from memoryd.graph.memories import node_memory_id
@@ -55,6 +63,8 @@ class SyncOutcome:
     conflicts: list[MergeConflict] = field(default_factory=list)
     merged: int = 0  # changes the file brought into the store
     written: bool = False
+    problems: list[str] = field(default_factory=list)  # held items of the file, located
+    held: ReadGraph | None = None  # the file as read, when it has held items
 
 
 def signature(path: Path) -> str | None:
@@ -84,17 +94,22 @@ def sync(ctx: EngineContext, scope: str, path: Path, cache: GraphCache) -> SyncO
     loaded = load(whole, scope, cache)
     state = cache.files.get(str(path))
     if _fresh(ctx, scope, path, loaded, state):
-        return SyncOutcome()
+        return SyncOutcome(problems=held_problems(state))
     if state is None and signature(path) is None and not loaded.graph.nodes:
         return SyncOutcome()  # nothing to mirror yet
     with graph_file_lock(path):
         state = whole.store.graph_file(str(path))
         if _fresh(whole, scope, path, load(whole, scope, cache), state):
             cache.files[str(path)] = state
-            return SyncOutcome()
+            return SyncOutcome(problems=held_problems(state))
         outcome = _merge_file(whole, scope, path, cache, viewer=ctx)
-        outcome.written = _write_file(whole, scope, path, cache)
+        outcome.written, outcome.problems = _write_file(whole, scope, path, cache, outcome.held)
     return outcome
+
+
+def held_problems(state: GraphFileState | None) -> list[str]:
+    """The held items of the file as the last sync found them (reported until fixed)."""
+    return list(state.base.get("problems") or []) if state is not None else []
 
 
 def write_through(ctx: EngineContext, scope: str, path: Path | None, cache: GraphCache,
@@ -107,7 +122,7 @@ def write_through(ctx: EngineContext, scope: str, path: Path | None, cache: Grap
     with graph_file_lock(path):
         outcome = _merge_file(whole, scope, path, cache, viewer=ctx)
         result = change()
-        outcome.written = _write_file(whole, scope, path, cache)
+        outcome.written, outcome.problems = _write_file(whole, scope, path, cache, outcome.held)
     return result, outcome
 
 
@@ -119,16 +134,18 @@ def _merge_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache, *
     loaded = load(ctx, scope, cache)
     if _fresh(ctx, scope, path, loaded, state) or signature(path) is None:
         return SyncOutcome()
-    file_graph = read_graph_file(path, scope=scope)
-    if file_graph is None:  # removed meanwhile: it is written from the store
+    text = read_file_text(path)
+    if text is None:  # removed meanwhile: it is written from the store
         return SyncOutcome()
+    read = read_graph_text(text, source=str(path), scope=scope, now=ctx.clock())
     base = SyncBase.from_json(state.base) if state is not None and state.base else None
-    result = merge_graphs(file_graph, loaded.graph, base, now=ctx.clock())
+    result = merge_graphs(read.merge_input(loaded.graph), loaded.graph, base, now=ctx.clock())
     plan = WritePlan(scope)
     _plan_merge(ctx, plan, result)
     apply(ctx, plan)
     conflicts = [to_conflict(scope, c) for c in shown(viewer, scope, result.conflicts)]
-    return SyncOutcome(conflicts=conflicts, merged=len(result.to_store))
+    return SyncOutcome(conflicts=conflicts, merged=len(result.to_store),
+                       held=read if read.problems else None)
 
 
 def shown(viewer: EngineContext, scope: str, conflicts: list[Conflict]) -> list[Conflict]:
@@ -165,28 +182,48 @@ def to_conflict(scope: str, c: Conflict) -> MergeConflict:
     )
 
 
-def _write_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache) -> bool:
-    """Write the store's graph to the file (if its text changed) and remember the sync."""
+def _write_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache,
+                held: ReadGraph | None = None) -> tuple[bool, list[str]]:
+    """Write the store's graph to the file (if its text changed), with the file's held items
+    (``held``, else those the last sync left in it), and remember the sync; returns whether
+    the file was written and the held items' problems, located in the file as written."""
     loaded = load(ctx, scope, cache)
     graph, memo = loaded.graph, cache.memo(scope)
-    text = dumps_graph(graph, node_text=lambda n: memo.get(n, node_block, node_fingerprint)[0],
-                       edge_text=lambda e: memo.get(e, edge_line, edge_fingerprint)[0])
-    base = SyncBase({n.id: memo.get(n, node_block, node_fingerprint)[1] for n in graph.nodes},
-                    {e.key: memo.get(e, edge_line, edge_fingerprint)[1] for e in graph.edges})
-    memo.keep([*graph.nodes, *graph.edges])
     try:
         current = path.read_text(encoding="utf-8")
     except (FileNotFoundError, UnicodeDecodeError):
         current = None
+    held = held or _still_held(ctx, path, scope, current, cache)
+    text = dumps_graph(graph, node_text=lambda n: memo.get(n, node_block, node_fingerprint)[0],
+                       edge_text=lambda e: memo.get(e, edge_line, edge_fingerprint)[0], held=held)
+    base = SyncBase({n.id: memo.get(n, node_block, node_fingerprint)[1] for n in graph.nodes},
+                    {e.key: memo.get(e, edge_line, edge_fingerprint)[1] for e in graph.edges})
+    memo.keep([*graph.nodes, *graph.edges])
     written = current != text
     if written:
         write_graph_text(path, text, locked=True)
-    state = GraphFileState(path=str(path), scope=scope, base=base.to_json(),
+    problems = [] if held is None else [str(p) for p in read_graph_text(
+        text, source=str(path), scope=scope, now=ctx.clock()).problems]
+    state = GraphFileState(path=str(path), scope=scope,
+                           base={**base.to_json(), **({"problems": problems} if problems else {})},
                            signature=signature(path), seq=loaded.scope_seq,
                            updated_at=ctx.clock())
     ctx.store.save_graph_file(state)
     cache.files[str(path)] = state
-    return written
+    return written, problems
+
+
+def _still_held(ctx: EngineContext, path: Path, scope: str, current: str | None,
+                cache: GraphCache) -> ReadGraph | None:
+    """The held items of a file the last sync left some in (and that was not edited since)."""
+    state = cache.files.get(str(path)) or ctx.store.graph_file(str(path))
+    if current is None or not held_problems(state):
+        return None
+    try:
+        read = read_graph_text(current, source=str(path), scope=scope, now=ctx.clock())
+    except GraphFileError:
+        return None
+    return read if read.problems else None
 
 
 def check_file(path: Path, scope: str) -> None:

@@ -61,9 +61,12 @@ def sync_files(ctx: EngineContext, targets: Sequence[Target], cache: GraphCache
             continue
         files.append(str(path))
         try:
-            conflicts += sync(ctx, target.scope, path, cache).conflicts
+            outcome = sync(ctx, target.scope, path, cache)
         except GraphFileError as exc:
             problems.append(f"{exc} (not merged; fix the file, nothing was changed)")
+            continue
+        conflicts += outcome.conflicts
+        problems += [f"{p} (kept in the file, not merged; the rest was)" for p in outcome.problems]
     return files, conflicts, problems
 
 

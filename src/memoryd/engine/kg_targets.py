@@ -147,6 +147,15 @@ def write_target(ctx: EngineContext, project: str | None,
     return _checked(ctx, Target(USER))
 
 
+def writable_target(ctx: EngineContext, project: str | None,
+                    graph: Literal["user", "project"] | None) -> Target:
+    """:func:`write_target`, for a call that changes the graph: Forbidden when the caller may
+    not write into its scope (see Access.check_writes_to)."""
+    target = write_target(ctx, project, graph)
+    ctx.check_writes_to(target.scope)
+    return target
+
+
 def graph_file(ctx: EngineContext, target: Target) -> Path | None:
     """The file that mirrors the graph, if any (``kg_files`` off: none)."""
     if not ctx.settings.kg_files:

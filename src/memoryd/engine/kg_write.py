@@ -22,21 +22,35 @@ from pydantic import ValidationError
 from memoryd.engine.context import EngineContext
 from memoryd.engine.kg_files import SyncOutcome, to_conflict, write_through
 from memoryd.engine.kg_graphs import GraphCache, load
-from memoryd.engine.kg_targets import Target, graph_file, read_targets, write_target
+from memoryd.engine.kg_targets import (
+    Target,
+    graph_file,
+    read_targets,
+    writable_target,
+    write_target,
+)
 from memoryd.engine.kg_writes import (
     EdgeKey,
     WritePlan,
     apply,
     plan_archived,
     plan_edges,
+    not_yours,
     plan_nodes,
 )
 from memoryd.errors import InvalidInput, NodeNotFound, validation_message
 from memoryd.graph.core import node_blocks
-from memoryd.graph.jsonfile import loads_graph
+from memoryd.graph.jsonfile import read_graph_text
 from memoryd.graph.memories import is_node, memory_to_node, node_memory_id
 from memoryd.graph.merge import merge_graphs
-from memoryd.graph.model import Graph, GraphEdge, GraphNode, make_node_id, slugify
+from memoryd.graph.model import (
+    Graph,
+    GraphEdge,
+    GraphNode,
+    base_node_id,
+    make_node_id,
+    slugify,
+)
 from memoryd.models.knowledge import (
     EdgeRef,
     EdgeSpec,
@@ -50,22 +64,28 @@ GraphName = Literal["user", "project"]
 _CLEARABLE = ("body", "touches", "tags", "valid_from", "valid_until")
 
 
-def _existing(spec: NodeSpec, nodes: dict[str, GraphNode]) -> GraphNode | None:
+def _existing(spec: NodeSpec, nodes: dict[str, GraphNode],
+              agent: str | None) -> GraphNode | None:
     """The node a spec changes: by id, or (without an id) the node of the same name."""
     if spec.id is not None:
         return nodes.get(spec.id)
     if spec.name is None:
         raise InvalidInput("a node needs an id or a name")
-    same = nodes.get(slugify(spec.name))
-    return same if same is not None and same.name == " ".join(spec.name.split()) else None
+    name = " ".join(spec.name.split())
+    for candidate in dict.fromkeys((base_node_id(name, agent), slugify(name))):
+        same = nodes.get(candidate)
+        if same is not None and same.name == name:
+            return same
+    return None
 
 
-def _node(spec: NodeSpec, old: GraphNode | None, taken: set[str], now: datetime) -> GraphNode:
+def _node(spec: NodeSpec, old: GraphNode | None, taken: set[str], now: datetime,
+          agent: str | None) -> GraphNode:
     """The node a spec makes: a new one (it needs a name), or ``old`` with the spec's fields."""
     if old is None:
         if spec.name is None:
             raise InvalidInput(f"node {spec.id!r} is new: give it a name")
-        node_id = spec.id or make_node_id(spec.name, taken)
+        node_id = spec.id or make_node_id(spec.name, taken, agent)
         return GraphNode(id=node_id, name=spec.name, type=spec.type or "insight",
                          body=spec.body or "", touches=spec.touches or [], tags=spec.tags or [],
                          created=now, valid_from=spec.valid_from, valid_until=spec.valid_until)
@@ -79,15 +99,23 @@ def _node(spec: NodeSpec, old: GraphNode | None, taken: set[str], now: datetime)
 
 def changed_graph(
     graph: Graph, specs: Sequence[NodeSpec], add: Sequence[EdgeSpec], remove: Sequence[EdgeRef],
-    now: datetime,
+    now: datetime, agent: str | None = None,
 ) -> tuple[Graph, list[GraphNode], list[GraphEdge], list[EdgeKey]]:
-    """The graph after the change (checked whole), and the nodes, edges and removals to store."""
+    """The graph after the change (checked whole), and the nodes, edges and removals to store.
+
+    ``graph`` is what the caller sees. For a caller bound to ``agent`` (it sees only its own
+    nodes) an id names one of its nodes, and its new nodes get ids of its own
+    (:func:`base_node_id`): an id it does not own is refused alike whether it is free or held
+    by a node it cannot see."""
     nodes = dict(graph.node_map())
     taken = set(nodes)
     written: dict[str, GraphNode] = {}
     try:
         for spec in specs:
-            node = _node(spec, _existing(spec, nodes), taken, now)
+            old = _existing(spec, nodes, agent)
+            if agent is not None and old is None and spec.id is not None:
+                raise not_yours(graph.scope, spec.id)
+            node = _node(spec, old, taken, now, agent)
             nodes[node.id] = written[node.id] = node
             taken.add(node.id)
         edges = {e.key: e for e in graph.edges}
@@ -114,11 +142,12 @@ def write(ctx: EngineContext, cache: GraphCache, *, project: str | None = None,
     """Add or change nodes and edges of one graph, all or nothing."""
     if not (nodes or edges or remove_edges):
         raise InvalidInput("nothing to write: give nodes, edges or remove_edges")
-    target = write_target(ctx, project, graph)
+    target = writable_target(ctx, project, graph)
 
     def change() -> WritePlan:
         current = load(ctx, target.scope, cache).graph
-        _, written, added, gone = changed_graph(current, nodes, edges, remove_edges, ctx.clock())
+        _, written, added, gone = changed_graph(current, nodes, edges, remove_edges, ctx.clock(),
+                                                ctx.access.agent_id)
         plan = WritePlan(target.scope)
         if written:
             plan_nodes(ctx, plan, written)
@@ -134,6 +163,7 @@ def write(ctx: EngineContext, cache: GraphCache, *, project: str | None = None,
 def write_nodes(ctx: EngineContext, cache: GraphCache, target: Target, nodes: Sequence[GraphNode],
                 edges: Sequence[GraphEdge] = ()) -> GraphWriteResult:
     """Store whole nodes (and edges among them), e.g. from a project scan."""
+    ctx.check_writes_to(target.scope)
 
     def change() -> WritePlan:
         current = load(ctx, target.scope, cache).graph
@@ -158,13 +188,22 @@ def import_text(ctx: EngineContext, cache: GraphCache, text: str, *, project: st
                 graph: GraphName | None = None, source: str = "<import>") -> GraphWriteResult:
     """Merge a graph file's text into one graph: new nodes and edges are added; a node on
     both sides keeps the newer ``updated`` (the other is reported as a conflict); nothing
-    is removed. Invalid text is refused with its line and column."""
-    target = write_target(ctx, project, graph)
-    parsed = loads_graph(text, source=source)
-    incoming = Graph(scope=target.scope, nodes=parsed.nodes, edges=parsed.edges)
+    is removed. Invalid text is refused with its line and column; a node without ``created``
+    was created now (or when the graph's node of that id was)."""
+    target = writable_target(ctx, project, graph)
+    read = read_graph_text(text, source=source, now=ctx.clock())
+    if read.problems:
+        raise read.problems[0]
 
     def change() -> tuple[WritePlan, list]:
         current = load(ctx, target.scope, cache).graph
+        parsed = read.merge_input(current)
+        incoming = Graph(scope=target.scope, nodes=parsed.nodes, edges=parsed.edges)
+        if ctx.access.agent_id is not None:  # only its own nodes, as in write()
+            mine = current.node_map()
+            for node in incoming.nodes:
+                if node.id not in mine:
+                    raise not_yours(target.scope, node.id)
         result = merge_graphs(incoming, current, None, now=ctx.clock())
         upserts = [c.node for c in result.to_store if c.kind == "upsert_node" and c.node]
         added = [c.edge for c in result.to_store if c.kind == "upsert_edge" and c.edge]
@@ -190,7 +229,7 @@ def _report(ctx: EngineContext, target: Target, plan: WritePlan,
         unchanged=plan.unchanged, archived=plan.archived,
         edges_added=len(plan.edges), edges_removed=len(plan.expire),
         file=str(path) if path is not None else None, conflicts=outcome.conflicts,
-        seq=ctx.store.last_seq())
+        problems=outcome.problems, seq=ctx.store.last_seq())
 
 
 def find_node(ctx: EngineContext, node_id: str, project: str | None,
@@ -227,6 +266,7 @@ def recall(ctx: EngineContext, cache: GraphCache, node_id: str, *, project: str 
            graph: GraphName | None = None) -> RecallResult:
     """Bring a node back into the core (archived or not, it counts as a use)."""
     target, node = find_node(ctx, node_id, project, graph)
+    ctx.check_writes_to(target.scope)
 
     def change() -> None:
         plan = WritePlan(target.scope)

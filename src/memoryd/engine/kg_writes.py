@@ -59,13 +59,21 @@ class WritePlan:
         return not (self.inserts or self.updates or self.edges or self.expire)
 
 
+def not_yours(scope: str, node_id: str) -> Forbidden:
+    """The one answer a key bound to an agent gets for a node id that is not one of its own
+    nodes, whether the id is free or held by a node it cannot see (no existence oracle)."""
+    return Forbidden(f"node {node_id!r} is not one of this key's nodes in {scope}: a key bound "
+                     "to an agent changes its own nodes by id and adds nodes by name (the id "
+                     "is chosen for it)")
+
+
 def _stored(ctx: EngineContext, scope: str, slugs: Iterable[str]) -> dict[str, Memory]:
     """The memories of these nodes that exist; Forbidden if one is not the caller's."""
     ids = {node_memory_id(scope, s): s for s in slugs}
     found = ctx.store.get_many(list(ids))
     for memory in found.values():
         if not ctx.access.allows(memory):
-            raise Forbidden(f"node {ids[memory.id]!r} of {scope} was written by another agent")
+            raise not_yours(scope, ids[memory.id])
     return {ids[i]: m for i, m in found.items()}
 
 

@@ -64,6 +64,7 @@ def register_task(ctx: EngineContext, fields: TaskFields | Mapping[str, Any]) ->
     bound = ctx.access.scope
     if bound is not None and given.scope not in (None, bound):
         raise Forbidden(f"this key may only register tasks in scope {bound!r}")
+    ctx.check_writes_to(bound or given.scope or "user")
     texts = screen_fields(ctx, {"name": given.name, "plan": given.plan,
                                 "metadata": given.metadata}, False)
     now = ctx.clock()

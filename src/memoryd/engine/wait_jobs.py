@@ -36,8 +36,10 @@ def runner_name(settings: Any) -> str:
 
 def owner_of(ctx: EngineContext, runner: str, scope: str | None = None,
              agent_id: str | None = None) -> dict[str, Any]:
-    """The owner record of a job started by the acting caller."""
+    """The owner record of a job started by the acting caller (Forbidden when the caller may
+    not write into the scope the job reports to)."""
     actor, access = ctx.actor, ctx.access
+    ctx.check_writes_to(access.scope or scope or "user")
     return {"actor": actor.name, "key": actor.key_label, "runner": runner,
             "scope": access.scope or scope or "user",
             "agent_id": access.agent_id or actor.agent_id or agent_id,

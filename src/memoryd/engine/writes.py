@@ -84,6 +84,7 @@ def update(ctx: EngineContext, memory_id: str, changes: Mapping[str, Any],
         raise InvalidInput(str(exc)) from exc
     if "scope" in data and ctx.access.scope not in (None, data["scope"]):
         raise Forbidden(f"this key cannot move a memory out of scope {ctx.access.scope!r}")
+    ctx.check_writes_to(data.get("scope", current.scope))
     vector = None
     if "content" in data:
         check_content(ctx, data["content"])

@@ -28,7 +28,9 @@ Writes take a lock (``graph.json.lock`` beside the file, via ``filelock``), writ
 temporary file in the same directory, fsync it and rename it over the old one, so a
 reader sees the old file or the new one, never half of one. :func:`update_graph_file`
 does read-change-write under one lock, so concurrent writers lose nothing. A file that
-is not valid JSON, or not a memoryd graph, is refused with its line and column.
+is not valid JSON, or not a memoryd graph, is refused with its line and column;
+:mod:`memoryd.graph.fileread` reads a file around a bad node (the merge with the store uses
+it), this module's :func:`loads_graph` refuses the file at its first problem.
 
     >>> write_graph_file(project_graph_path(root), graph)
     >>> read_graph_file(project_graph_path(root)) == graph
@@ -39,21 +41,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from datetime import datetime
 from typing import Any
 
 from filelock import FileLock, Timeout
-from pydantic import ValidationError
 
-from memoryd.errors import InvalidInput
+from memoryd.graph.fileread import FORMAT, VERSION, GraphFileError, ReadGraph, read_graph_text
 from memoryd.graph.model import Graph, GraphEdge, GraphNode
 
-FORMAT = "memoryd-knowledge-graph"
-VERSION = 1
+__all__ = ["FORMAT", "VERSION", "GraphFileBusy", "GraphFileError", "ReadGraph", "dumps_graph",
+           "edge_line", "graph_file_lock", "loads_graph", "node_block", "project_graph_path",
+           "read_file_text", "read_graph_file", "read_graph_text", "update_graph_file",
+           "user_graph_path", "write_graph_file", "write_graph_text"]
+
 NODE_FIELDS = (
     "id",
     "name",
@@ -72,24 +76,6 @@ NODE_FIELDS = (
 USAGE_FIELDS = ("use_count", "last_used")
 EDGE_FIELDS = ("source", "type", "target", "weight", "created", "valid_until")
 _GITIGNORE = "# written by memoryd: lock and temporary files of graph.json\n*.lock\n*.tmp\n"
-
-
-class GraphFileError(InvalidInput):
-    """A graph file that cannot be read: not JSON, not a memoryd graph, or invalid data.
-
-    ``line`` and ``column`` (1-based) point at the problem when it can be located.
-    """
-
-    def __init__(
-        self, path: str, message: str, line: int | None = None, column: int | None = None
-    ) -> None:
-        where = (
-            f":{line}:{column}"
-            if line is not None and column is not None
-            else (f":{line}" if line is not None else "")
-        )
-        super().__init__(f"{path}{where}: {message}")
-        self.path, self.line, self.column = path, line, column
 
 
 class GraphFileBusy(GraphFileError):
@@ -141,97 +127,76 @@ def dumps_graph(
     include_usage: bool = False,
     node_text: Callable[[GraphNode], str] | None = None,
     edge_text: Callable[[GraphEdge], str] | None = None,
+    held: ReadGraph | None = None,
 ) -> str:
     """The file text of ``graph``: stable order, one indented block per node, one line per edge.
 
     ``node_text`` / ``edge_text`` replace :func:`node_block` / :func:`edge_line` (a caller
     writing one large graph again and again may remember the blocks of unchanged nodes).
+    ``held``: the items of the file that could not be read are written back after the others,
+    as they were (a held node's id is not written from ``graph`` as well).
     """
     head = json.dumps(
         {"format": FORMAT, "version": VERSION, "scope": graph.scope}, indent=2, ensure_ascii=False
     )[:-2]
     block = node_text or (lambda n: node_block(n, include_usage=include_usage))
-    nodes = [block(node) for node in sorted(graph.nodes, key=lambda n: n.id)]
+    skip = held.held_ids if held is not None else set()
+    nodes = [block(node) for node in sorted(graph.nodes, key=lambda n: n.id)
+             if node.id not in skip]
     edges = [(edge_text or edge_line)(e) for e in sorted(graph.edges, key=lambda e: e.key)]
+    if held is not None:
+        nodes += ["\n".join("    " + line for line in json.dumps(
+            item, indent=2, ensure_ascii=False).splitlines()) for item in held.held_nodes]
+        written = {e.key for e in graph.edges}
+        edges += ["    " + json.dumps(item, ensure_ascii=False) for item in held.held_edges
+                  if _edge_key(item) not in written]
     parts = [head + ",\n"]
     parts.append('  "nodes": [\n' + ",\n".join(nodes) + ("\n" if nodes else "") + "  ],\n")
     parts.append('  "edges": [\n' + ",\n".join(edges) + ("\n" if edges else "") + "  ]\n}\n")
     return "".join(parts)
 
 
-def _line_of(text: str, needle: str) -> int | None:
-    index = text.find(needle)
-    return text.count("\n", 0, index) + 1 if index >= 0 else None
-
-
-def _validation_message(
-    exc: ValidationError, data: dict[str, Any], text: str
-) -> tuple[str, int | None]:
-    error = exc.errors()[0]
-    loc = list(error["loc"])
-    where, line = ".".join(str(p) for p in loc), None
-    if len(loc) >= 2 and loc[0] in ("nodes", "edges") and isinstance(loc[1], int):
-        items = data.get(loc[0]) or []
-        item = items[loc[1]] if loc[1] < len(items) else None
-        if isinstance(item, dict) and loc[0] == "nodes" and isinstance(item.get("id"), str):
-            where = f"node {item['id']!r}" + (
-                "." + ".".join(str(p) for p in loc[2:]) if loc[2:] else ""
-            )
-            line = _line_of(text, json.dumps(item["id"], ensure_ascii=False))
-        elif isinstance(item, dict) and loc[0] == "edges":
-            where = f"edge {loc[1] + 1} ({item.get('source')} -> {item.get('target')})"
-            line = _line_of(text, json.dumps(item.get("source"), ensure_ascii=False))
-    message = re.sub(r"^Value error, ", "", error["msg"])
-    return f"{where}: {message}", line
-
-
-def loads_graph(text: str, *, source: str = "<graph>", scope: str | None = None) -> Graph:
-    """Parse file text into a :class:`Graph`; ``GraphFileError`` with line and column if not.
-
-    ``scope``, when given, must match the file's scope (a project's file is never read
-    as another project's graph).
-    """
+def _edge_key(item: Any) -> tuple[str, str, str] | None:
+    """The key of a held edge item that is a valid edge (it may stand in the graph now)."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GraphFileError(source, f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise GraphFileError(source, f'not a memoryd graph file (no "format": "{FORMAT}")', 1, 1)
-    if data.get("version") != VERSION:
-        raise GraphFileError(
-            source,
-            f"graph file version {data.get('version')!r} is not supported (expected {VERSION})",
-            _line_of(text, '"version"'),
-        )
-    if scope is not None and data.get("scope") != scope:
-        raise GraphFileError(
-            source,
-            f"the file holds graph {data.get('scope')!r}, not {scope!r}",
-            _line_of(text, '"scope"'),
-        )
-    body = {k: v for k, v in data.items() if k not in ("format", "version")}
-    try:
-        return Graph.model_validate(body)
-    except ValidationError as exc:
-        message, line = _validation_message(exc, data, text)
-        raise GraphFileError(source, message, line) from exc
+        return GraphEdge.model_validate(item).key
+    except ValueError:
+        return None
 
 
-def read_graph_file(path: Path | str, *, scope: str | None = None) -> Graph | None:
-    """The graph in ``path``, or ``None`` if there is no such file (reads need no lock:
-    writes replace the file atomically)."""
+def loads_graph(text: str, *, source: str = "<graph>", scope: str | None = None,
+                now: datetime | None = None) -> Graph:
+    """Parse file text into a :class:`Graph`; ``GraphFileError`` with line and column for the
+    first problem (see :func:`memoryd.graph.fileread.read_graph_text`, which reads around
+    a bad node). ``scope``, when given, must match the file's scope (a project's file is
+    never read as another project's graph); ``now`` fills in a missing ``created``."""
+    read = read_graph_text(text, source=source, scope=scope, now=now)
+    if read.problems:
+        raise read.problems[0]
+    return read.graph
+
+
+def read_file_text(path: Path | str) -> str | None:
+    """The text of a graph file, or ``None`` if there is no such file (reads need no lock:
+    writes replace the file atomically); GraphFileError at the first byte that is not UTF-8."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise GraphFileError(str(path), "not UTF-8 text", line, column) from exc
-    return loads_graph(text, source=str(path), scope=scope)
+
+
+def read_graph_file(path: Path | str, *, scope: str | None = None) -> Graph | None:
+    """The graph in ``path`` (strictly: the first problem is raised), or ``None`` if there is
+    no such file."""
+    text = read_file_text(path)
+    return None if text is None else loads_graph(text, source=str(path), scope=scope)
 
 
 def _lock(path: Path, timeout: float) -> FileLock:

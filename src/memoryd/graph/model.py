@@ -76,9 +76,18 @@ def slugify(name: str, max_len: int = 40) -> str:
     return slug or "node"
 
 
-def make_node_id(name: str, taken: set[str]) -> str:
-    """A short, readable id for ``name`` that is not in ``taken`` (adds a hash suffix if needed)."""
-    base = slugify(name)
+def base_node_id(name: str, namespace: str | None = None) -> str:
+    """The id a new node named ``name`` gets when it is free: its slug, or for a writer with a
+    ``namespace`` (an agent) ``<slug>.<namespace slug>``, so that the ids of one agent's nodes
+    never meet another's (a slug never contains a dot)."""
+    slug = slugify(name)
+    return slug if namespace is None else f"{slug}.{slugify(namespace, 23)}"
+
+
+def make_node_id(name: str, taken: set[str], namespace: str | None = None) -> str:
+    """A short, readable id for ``name`` that is not in ``taken`` (adds a hash suffix if needed);
+    see :func:`base_node_id` for ``namespace``."""
+    base = base_node_id(name, namespace)
     if base not in taken:
         return base
     digest = hashlib.sha256(name.encode()).hexdigest()

@@ -18,13 +18,21 @@ if TYPE_CHECKING:
 
 
 class LazyEngine:
-    """Open the engine on first use (thread-safe); ``warm()`` does it in the background."""
+    """Open the engine on first use (thread-safe); ``warm()`` does it in the background.
+
+    The warm-up thread is waited for on :meth:`close` (and is not a daemon, so the
+    interpreter waits for it too): a thread still inside the model runtime's native code when
+    Python finalizes is stopped by force, which ONNX Runtime answers with "terminate called
+    without an active exception" (SIGABRT). Loading takes a bounded time; once closing has
+    begun, a warm-up that has not reached the model yet skips it.
+    """
 
     def __init__(self, open_engine: Callable[[], Engine]) -> None:
         self._open = open_engine
         self._engine: Engine | None = None
         self._lock = threading.Lock()
-        self._warming = False
+        self._warmer: threading.Thread | None = None
+        self._closing = threading.Event()
 
     def __call__(self) -> Engine:
         if self._engine is None:
@@ -34,20 +42,25 @@ class LazyEngine:
         return self._engine
 
     def warm(self) -> None:
-        """Open the store and load the embedding model in a daemon thread (once)."""
-        if self._warming:
+        """Open the store and load the embedding model on a background thread (once)."""
+        if self._warmer is not None or self._closing.is_set():
             return
-        self._warming = True
+        self._warmer = threading.Thread(target=self._warm, name="memoryd-warm")
+        self._warmer.start()
 
-        def run() -> None:
-            try:
-                self().embedder.load()
-            except Exception:  # noqa: BLE001 - a failed warm-up resurfaces on first real use
-                pass
-
-        threading.Thread(target=run, name="memoryd-warm", daemon=True).start()
+    def _warm(self) -> None:
+        try:
+            engine = self()
+            if not self._closing.is_set():
+                engine.embedder.load()
+        except Exception:  # noqa: BLE001 - a failed warm-up resurfaces on first real use
+            pass
 
     def close(self) -> None:
+        """Wait for a running warm-up, then close the engine (if it was opened)."""
+        self._closing.set()
+        if self._warmer is not None:
+            self._warmer.join()
         with self._lock:
             if self._engine is not None:
                 self._engine.close()

@@ -128,6 +128,9 @@ class GraphWriteResult(BaseModel):
     edges_removed: int = 0
     file: str | None = None
     conflicts: list[MergeConflict] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list, description="Nodes and edges of the "
+                                "graph file that could not be read, with path, line and "
+                                "column: kept in the file as they are, not merged.")
     seq: int = 0
 
 

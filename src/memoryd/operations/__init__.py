@@ -36,6 +36,7 @@ from memoryd.operations import (  # noqa: F401
     tasks,
     tools,
     tools_knowledge,
+    views,
     waits,
 )
 from memoryd.operations.profiles import PROFILES, select_tools

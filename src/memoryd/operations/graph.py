@@ -124,7 +124,8 @@ class KgWriteOutput(GraphWriteResult, _Conflicts):
         parts += [f"created: {', '.join(self.created)}"] if self.created else []
         parts += [f"updated: {', '.join(self.updated)}"] if self.updated else []
         parts += [f"file: {self.file}"] if self.file else []
-        return "\n".join(parts + self._conflict_lines())
+        return "\n".join(parts + self._conflict_lines()
+                         + [f"problem: {p} (kept in the file, not merged)" for p in self.problems])
 
 
 @operation("kg_write", title="Write knowledge-graph nodes and edges", input=KgWriteInput,

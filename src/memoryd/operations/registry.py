@@ -16,6 +16,7 @@ sees and writes only its own memories on every path, for every face.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, get_args, get_origin
 
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.keys import KeyScope, grants
 from memoryd.models import ApiKey, Strict, check_domain_name
+from memoryd.operations.timings import TIMINGS
 
 if TYPE_CHECKING:  # the engine (and numpy) load on first use: `memoryd mcp` starts faster
     from memoryd.engine import Access, Engine
@@ -168,16 +170,20 @@ class Operation:
             raise InvalidInput(validation_message(exc)) from exc
 
     def run(self, engine: Engine, arguments: Any, caller: Caller) -> BaseModel:
-        """Parse, authorise and call the handler with the engine acting for the caller."""
+        """Parse, authorise and call the handler with the engine acting for the caller (the
+        call's duration is recorded in :data:`~memoryd.operations.timings.TIMINGS`)."""
         data = self.parse(arguments)
         caller.require(self.needed_scope(data))
         if caller.bound and not self.bound_ok:
             raise Forbidden(f"{self.name} is not available to a key bound to a scope, agent or "
                             "domains")
+        started = time.perf_counter()
         try:
             return self.handler(engine.acting_as(caller.actor(), caller.access()), data, caller)
         except ValidationError as exc:  # a model built from the input inside the handler
             raise InvalidInput(validation_message(exc)) from exc
+        finally:
+            TIMINGS.record(self.name, time.perf_counter() - started)
 
 
 REGISTRY: dict[str, Operation] = {}

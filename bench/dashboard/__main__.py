@@ -1,0 +1,3 @@
+from bench.dashboard.run import main
+
+main()

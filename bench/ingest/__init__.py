@@ -1,0 +1,1 @@
+"""Recall of chats written through smart ingest against the same chats written with add_many."""
