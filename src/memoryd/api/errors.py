@@ -12,7 +12,9 @@ Every value placed in a body goes through :func:`json_safe` first (NaN, Infinity
 lone surrogates, exceptions and odd objects become strings), and :func:`error_response`
 falls back to a fixed body if even that fails: an error handler must never raise, since a
 raising handler turns a 422 into a 500 and drops the keep-alive connection. Field errors do
-not echo the rejected input: it may hold a secret or a megabyte of text.
+not echo the rejected input: it may hold a secret or a megabyte of text. What a message may
+say is decided in :mod:`memoryd.operations.messages`: a failing store or model says only that
+(503, details in the server log), and every message is screened for credentials.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from memoryd.errors import (
     MemoryNotFound,
     StoreError,
 )
+from memoryd.operations.messages import client_message, without_secrets
 
 log = logging.getLogger("memoryd.api")
 
@@ -166,7 +169,7 @@ def status_of(exc: MemorydError) -> tuple[int, str]:
 
 async def memoryd_error(request: Request, exc: Exception) -> Response:
     status, code = status_of(exc) if isinstance(exc, MemorydError) else (500, "internal")
-    return error_response(status, _text(exc), code)
+    return error_response(status, _text(client_message(exc)), code)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -199,15 +202,17 @@ def _describe(err: dict[str, Any]) -> str:
 def _detail(err: dict[str, Any]) -> dict[str, Any]:
     """A field error without the rejected input (it may hold a secret or a lot of text)."""
     out = {k: err[k] for k in ("type", "loc", "msg") if k in err}
+    if "msg" in out:
+        out["msg"] = without_secrets(_text(out["msg"]))
     if err.get("ctx"):
-        out["ctx"] = {k: _text(v) for k, v in err["ctx"].items()}
+        out["ctx"] = {k: without_secrets(_text(v)) for k, v in err["ctx"].items()}
     return out
 
 
 async def validation_error(request: Request, exc: Exception) -> Response:
     try:
         errors = list(exc.errors()) if isinstance(exc, RequestValidationError) else []
-        message = "; ".join(_describe(e) for e in errors[:20]) or "invalid request"
+        message = without_secrets("; ".join(_describe(e) for e in errors[:20])) or "invalid request"
         detail = [_detail(e) for e in errors[:20]]
     except Exception:
         log.exception("could not describe a validation error")

@@ -26,11 +26,12 @@ from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, create_model
 
+from memoryd.api.arguments import body_arguments, unvalidated, validated
 from memoryd.api.errors import ErrorEnvelope
 from memoryd.api.json_body import StrictJSONRoute
 from memoryd.errors import Forbidden, InvalidInput
-from memoryd.mcp.arguments import check_numbers
 from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Operation, Strict
+from memoryd.operations.arguments import key_path
 
 
 @dataclass(frozen=True)
@@ -151,9 +152,9 @@ def _json(result: BaseModel, envelope: bool, status: int) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
-def _endpoint(binding: Binding, op: Operation) -> Any:
-    path_names = re.findall(r"{(\w+)}", binding.path)
-    params = [inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request)]
+def _path_params(op: Operation, path_names: list[str]) -> list[inspect.Parameter]:
+    """The path parameters, with the lengths of the input fields they fill."""
+    params = []
     for name in path_names:
         info = op.input.model_fields[name]
         lengths = {
@@ -167,39 +168,46 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
                 annotation=Annotated[str, Path(description=info.description, **lengths)],
             )
         )
-    rest = _without(
-        op.input, path_names, "Query" if binding.method in ("GET", "DELETE") else "Body"
-    )
-    query = rest.model_fields if rest is not None and binding.method in ("GET", "DELETE") else {}
+    return params
+
+
+def _payload_param(binding: Binding, rest: type[BaseModel]) -> inspect.Parameter:
+    """The query model (validated by FastAPI: query values are strings) or the JSON body
+    (published, but validated by the operation: see memoryd.api.arguments)."""
+    if binding.method in ("GET", "DELETE"):
+        marker: Any = Query()
+        default: Any = inspect.Parameter.empty
+    else:
+        marker = Body()
+        required = any(f.is_required() for f in rest.model_fields.values())
+        default = inspect.Parameter.empty if required else None
+        rest = unvalidated(rest)
+    return inspect.Parameter("payload", inspect.Parameter.KEYWORD_ONLY,
+                             annotation=Annotated[rest, marker], default=default)
+
+
+def _endpoint(binding: Binding, op: Operation) -> Any:
+    path_names = re.findall(r"{(\w+)}", binding.path)
+    params = [inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request)]
+    params += _path_params(op, path_names)
+    has_body = binding.method not in ("GET", "DELETE")
+    rest = _without(op.input, path_names, "Body" if has_body else "Query")
+    query = rest.model_fields if rest is not None and not has_body else {}
     many = frozenset(n for n, f in query.items() if _takes_many(f.annotation))
     if rest is not None:
-        if binding.method in ("GET", "DELETE"):
-            marker: Any = Query()
-            default: Any = inspect.Parameter.empty
-        else:
-            marker = Body()
-            required = any(f.is_required() for f in rest.model_fields.values())
-            default = inspect.Parameter.empty if required else None
-        params.append(
-            inspect.Parameter(
-                "payload",
-                inspect.Parameter.KEYWORD_ONLY,
-                annotation=Annotated[rest, marker],
-                default=default,
-            )
-        )
+        params.append(_payload_param(binding, rest))
 
     def endpoint(**kwargs: Any) -> Response:
         request: Request = kwargs.pop("request")
         check_query(request.query_params.multi_items(), frozenset(query), many)
         payload = kwargs.pop("payload", None)
-        if payload is not None and not kwargs and isinstance(payload, op.input):
-            arguments: Any = payload  # already the operation's input model
+        if has_body:
+            arguments = body_arguments(payload, kwargs)
         else:
             arguments = payload.model_dump(exclude_unset=True) if payload is not None else {}
             arguments.update(kwargs)
-        check_numbers(arguments)
-        result = op.run(request.app.state.engine, arguments, _caller(request))
+        data = validated(op, arguments, kwargs, "body" if has_body else "query")
+        result = op.run(request.app.state.engine, data, _caller(request))
         return _json(result, binding.envelope, binding.status)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -215,7 +223,8 @@ def check_query(items: list[tuple[str, str]], names: frozenset[str],
     for name, _ in items:
         if name not in names:
             takes = ", ".join(sorted(names)) or "no query parameters"
-            raise InvalidInput(f"{name[:64]}: unknown query parameter (this route takes {takes})")
+            where = key_path("", name, 0).replace("[key 0]", "a query parameter")
+            raise InvalidInput(f"{where}: unknown query parameter (this route takes {takes})")
         if name in seen and name not in many:
             raise InvalidInput(f"{name}: given more than once (it takes one value)")
         seen.add(name)

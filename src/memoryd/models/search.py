@@ -32,7 +32,8 @@ class SearchFilters(BaseModel):
                                         "window: 1h, 24h, 7d, 30d, 90d or all.")
     since: UTCDateTime | None = Field(None, description="Only memories created at or after.")
     until: UTCDateTime | None = Field(None, description="Only memories created at or before.")
-    node_types: list[NodeType] | None = Field(None, description="Only these node types.")
+    node_types: list[NodeType] | None = Field(None, max_length=64,
+                                              description="Only these node types.")
     categories: list[Category] | None = Field(None, max_length=64,
                                               description="Only these categories.")
     tags: Tags | None = Field(None, description="Only memories with these tags.")
@@ -41,7 +42,8 @@ class SearchFilters(BaseModel):
     scope: Scope | None = None
     agent_id: Label | None = Field(None, description="Only memories stored by this agent.")
     session_id: Label | None = Field(None, description="Only memories of this session.")
-    tiers: list[Tier] | None = Field(None, description="Only these tiers (hot, warm, cold).")
+    tiers: list[Tier] | None = Field(None, max_length=3,
+                                     description="Only these tiers (hot, warm, cold).")
     domains: DomainNames | None = Field(None, description="Only memories in any of these "
                                         "domains.")
     speaker: Label | None = Field(None, description="Only memories said by this party: user "

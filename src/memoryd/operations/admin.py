@@ -152,7 +152,8 @@ class KeyList(BaseModel):
 
 class KeyCreateInput(Strict):
     label: str = Field(min_length=1, max_length=128)
-    scopes: list[Literal["read", "write", "admin"]] = Field(default=["read", "write"], min_length=1)
+    scopes: list[Literal["read", "write", "admin"]] = Field(default=["read", "write"], min_length=1,
+                                                            max_length=3)
     memory_scope: str | None = Field(
         None, description="Bind the key to 'user' or 'project:<name>'."
     )

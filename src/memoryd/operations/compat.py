@@ -68,7 +68,8 @@ class MemorySearchOutput(BaseModel):
 
 
 @operation("memory_search", title="Search memory (OpenClaw)", input=MemorySearchInput,
-           output=MemorySearchOutput, scope="read", idempotent=True, tools=("memory_search",))
+           output=MemorySearchOutput, scope="read", idempotent=True, tools=("memory_search",),
+           unscreened=("query",))
 def memory_search(engine: Engine, data: MemorySearchInput, caller: Caller) -> MemorySearchOutput:
     """Search long-term memory; each result is a memory shown as a file path with a snippet.
     Read the whole memory with memory_get."""
@@ -150,7 +151,7 @@ class MemoryForgetOutput(BaseModel):
 
 @operation("memory_forget", title="Forget a memory (OpenClaw)", input=MemoryForgetInput,
            output=MemoryForgetOutput, scope="write", destructive=True,
-           tools=("memory_forget",))
+           tools=("memory_forget",), unscreened=("query",))
 def memory_forget(engine: Engine, data: MemoryForgetInput, caller: Caller) -> MemoryForgetOutput:
     """Delete a memory by id, or the single memory that clearly matches a query (otherwise the
     closest ones are listed and nothing is deleted)."""
@@ -175,8 +176,10 @@ class VestigeSearchInput(SearchInput):
                                          description="Drop vector matches less similar than this.")
     min_retention: float | None = Field(None, ge=0.0, le=1.0,
                                         description="Drop memories retained less than this.")
-    include_types: list[NodeType] | None = Field(None, description="Same as node_types.")
-    exclude_types: list[NodeType] | None = Field(None, description="Leave out these types.")
+    include_types: list[NodeType] | None = Field(None, max_length=64,
+                                                 description="Same as node_types.")
+    exclude_types: list[NodeType] | None = Field(None, max_length=64,
+                                                 description="Leave out these types.")
     token_budget: int | None = Field(None, ge=50, le=100_000,
                                      description="Cut the results to about this many tokens.")
     context_topics: list[str] | None = Field(None, max_length=20,
@@ -186,7 +189,8 @@ class VestigeSearchInput(SearchInput):
 
 
 @operation("vestige_search", title="Search memories (Vestige names)", input=VestigeSearchInput,
-           output=SearchOutput, scope="read", idempotent=True)
+           output=SearchOutput, scope="read", idempotent=True,
+           unscreened=("query", "context_topics"))
 def vestige_search(engine: Engine, data: VestigeSearchInput, caller: Caller) -> SearchOutput:
     """Search long-term memory by meaning and keywords; accepts Vestige's argument names too."""
     query = " ".join([data.query, *(data.context_topics or [])])

@@ -46,7 +46,7 @@ class RecallInput(Strict):
     max_items: int | None = Field(None, ge=1, le=50)
     scope: str | None = None
     timeframe: Timeframe | None = None
-    node_types: list[NodeType] | None = None
+    node_types: list[NodeType] | None = Field(None, max_length=64)
     min_score: float | None = Field(
         None, ge=0.0, le=1.0,
         description="Leave out memories less likely relevant than this (0-1); default: the "
@@ -98,6 +98,7 @@ class RecallOutput(BaseModel):
     scope="read",
     read_only=True,
     tools=("recall",),
+    unscreened=("prompt", "query"),
 )
 def recall(engine: Engine, data: RecallInput, caller: Caller) -> RecallOutput:
     """The memories relevant to a prompt, formatted as a <system_memory> block ready to put in a
@@ -196,6 +197,7 @@ class CaptureOutput(BaseModel):
     output=CaptureOutput,
     scope="write",
     idempotent=True,
+    unscreened=("messages",),
 )
 def capture(engine: Engine, data: CaptureInput, caller: Caller) -> CaptureOutput:
     """Store what a finished turn taught. Re-sending the whole transcript is safe: only messages
@@ -213,6 +215,7 @@ def capture(engine: Engine, data: CaptureInput, caller: Caller) -> CaptureOutput
     output=CaptureOutput,
     scope="write",
     idempotent=True,
+    unscreened=("messages",),
 )
 def flush(engine: Engine, data: FlushInput, caller: Caller) -> CaptureOutput:
     """Store what the messages about to be compacted taught (skipping what the session already

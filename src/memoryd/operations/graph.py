@@ -172,7 +172,7 @@ class KgImportInput(Strict):
 
 
 @operation("kg_import", title="Import a graph file", input=KgImportInput, output=KgWriteOutput,
-           scope="write")
+           scope="write", unscreened=("text",))
 def kg_import(engine: Engine, data: KgImportInput, caller: Caller) -> KgWriteOutput:
     """Merge a graph file's text into one graph: new nodes and edges are added, a node on both
     sides keeps the newer `updated` (the other is reported as a conflict), nothing is removed.
@@ -209,7 +209,7 @@ class KgSearchOutput(BaseModel):
 
 @operation("kg_search", title="Search the knowledge graphs", input=KgSearchInput,
            output=KgSearchOutput, scope="read", read_only=True, idempotent=True,
-           tools=("kg_search",))
+           tools=("kg_search",), unscreened=("query",))
 def kg_search(engine: Engine, data: KgSearchInput, caller: Caller) -> KgSearchOutput:
     """Search the nodes of the user and project graphs by meaning and keywords (hybrid
     search), archived nodes included: what did not fit the core is still found here."""

@@ -150,6 +150,7 @@ class SearchInput(FilterFields):
     output=SearchOutput,
     scope="read",
     idempotent=True,
+    unscreened=("query",),
 )
 def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
     """Search long-term memory by meaning and keywords (hybrid BM25 + vector search ranked by
@@ -190,6 +191,7 @@ class MemoryRecallInput(Strict):
     read_only=True,
     idempotent=True,
     tools=("memory_recall",),
+    unscreened=("query",),
 )
 def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> SearchOutput:
     """Search memory for past events, diagnoses, decisions, errors and preferences, optionally
