@@ -6,6 +6,8 @@
     │   ├── ContentTooLarge
     │   ├── InvalidFilter       an unknown or malformed search/list filter
     │   ├── ImportFormatError   a JSONL import line that cannot be read (has line_number)
+    │   ├── Conflict            valid, but not in the state it is in (a task that already ended)
+    │   ├── PathNotFound        a directory it names does not exist (LookupError)
     │   └── SecretDetected      content that looks like a credential
     │       └── SecretInFields  ... naming each field and kind (never the value)
     ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
@@ -60,6 +62,15 @@ class ImportFormatError(InvalidInput):
     def __init__(self, message: str, line_number: int) -> None:
         super().__init__(f"line {line_number}: {message}")
         self.line_number = line_number
+
+
+class Conflict(InvalidInput):
+    """The request is valid, but what it acts on is not in a state that allows it (a task that
+    already ended): HTTP 409."""
+
+
+class PathNotFound(InvalidInput, LookupError):
+    """A directory the request names (a project's root) does not exist: HTTP 404."""
 
 
 class SecretDetected(InvalidInput):

@@ -4,7 +4,7 @@
 ``detail``, the field errors, on 422). Status codes: 400 malformed request (headers, body
 encoding), 401 no or bad key, 403 the key may not do this (or a foreign Origin), 404 unknown
 memory, key, task, wait or domain, 405 method not allowed (with ``Allow``), 408 the body arrived too
-slowly, 409 maintenance busy, 413 body too large, 421 a Host this server does not answer
+slowly, 409 maintenance busy or a task that already ended, 413 body too large, 421 a Host this server does not answer
 to, 422 invalid input (the message names the field), 503 store or embedding model unusable (or too many open
 event streams), 500 a bug.
 
@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from starlette.types import Message, Send
 
 from memoryd.errors import (
+    Conflict,
     DomainNotFound,
     EmbeddingError,
     Forbidden,
@@ -53,6 +54,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (KeyNotFound, 404, "not_found"),
     (DomainNotFound, 404, "not_found"),
     (LookupError, 404, "not_found"),  # a task or wait the caller may not see, among others
+    (Conflict, 409, "conflict"),
     (InvalidInput, 422, "invalid_input"),
     (MaintenanceBusy, 409, "busy"),
     (StoreError, 503, "store_unavailable"),

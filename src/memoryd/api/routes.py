@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 
 from memoryd.api.arguments import body_arguments, unvalidated, validated
 from memoryd.api.errors import ErrorEnvelope
@@ -129,13 +129,17 @@ def _envelope_model(output: type[BaseModel]) -> type[BaseModel]:
 
 
 def _without(model: type[BaseModel], names: list[str], suffix: str) -> type[BaseModel] | None:
-    """The model minus the path fields (None when nothing is left)."""
+    """The model minus the path fields (None when nothing is left), with the same rules in
+    its schema (``json_schema_extra``)."""
     if not names:
         return model if model.model_fields else None
     fields = {n: (f.annotation, f) for n, f in model.model_fields.items() if n not in names}
     if not fields:
         return None
-    return create_model(f"{model.__name__}{suffix}", __base__=Strict, **fields)  # type: ignore[call-overload]
+    extra = model.model_config.get("json_schema_extra")
+    base = Strict if extra is None else type(f"{model.__name__}Rules", (Strict,), {
+        "model_config": ConfigDict(json_schema_extra=extra), "__module__": model.__module__})
+    return create_model(f"{model.__name__}{suffix}", __base__=base, **fields)  # type: ignore[call-overload]
 
 
 def _caller(request: Request) -> Caller:
@@ -276,7 +280,13 @@ _WITH_BODY: dict[int, str] = {
 # Operations that can answer 404 though they take no id in the path, and 409.
 _NOT_FOUND_OPS = frozenset({"promote", "demote", "memory", "keys_revoke", "explore", "history",
                             "smart_wait", "domains_merge"})
-_BUSY_OPS = frozenset({"consolidate", "gc"})
+_BUSY = "Another process is running the same maintenance job"
+_DOMAINS_BUSY = "Another process is changing this store's domains"
+_CONFLICTS = {"consolidate": _BUSY, "gc": _BUSY, "task_update": "The task already ended",
+              "task_complete": "The task already ended",
+              **{op: _DOMAINS_BUSY for op in ("domains_discover", "domains_merge",
+                                              "domains_threshold", "domain_accept",
+                                              "domain_reject", "domain_split", "domain_rename")}}
 
 
 def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dict[str, Any]]:
@@ -289,8 +299,8 @@ def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dic
                       "key)")
     if "{" in binding.path:  # an empty id leaves a path that names another route
         codes[405] = "The path (with an empty id) names a route that takes other methods"
-    if op.name in _BUSY_OPS:
-        codes[409] = "Another process is running the same maintenance job"
+    if op.name in _CONFLICTS:
+        codes[409] = _CONFLICTS[op.name]
     return {
         status: {"description": text, "model": ErrorEnvelope}
         for status, text in sorted(codes.items())

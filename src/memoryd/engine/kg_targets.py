@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from memoryd.engine.context import EngineContext
-from memoryd.errors import Forbidden, InvalidInput
+from memoryd.errors import Forbidden, InvalidInput, PathNotFound
 from memoryd.graph.importers import project_scope
 from memoryd.graph.jsonfile import project_graph_path, user_graph_path
 from memoryd.models import check_scope
@@ -47,18 +47,18 @@ def parse_project(project: str, confined_to: tuple[Path, ...] | None = None) -> 
             _check_root_allowed(text, confined_to)
         root = Path(text).expanduser()
         if not root.is_dir():
-            raise InvalidInput(f"project {project!r} is not a directory")
+            raise PathNotFound("project: no such directory")
         root = root.resolve()
         scope = declared_scope(project_graph_path(root)) or project_scope(root)
         if scope == USER:
-            raise InvalidInput(f"project {project!r} has no name to key its graph by")
+            raise InvalidInput("project: the directory has no name to key its graph by")
         return Target(scope, root)
     name = text.removeprefix("project:")
     try:
         return Target(check_scope(f"project:{name}"))
     except ValueError:
         raise InvalidInput(
-            f"project {project!r} must be an absolute directory or a name of letters, digits, "
+            "project must be an absolute directory or a name of letters, digits, "
             "'.', '_', '-' and '/'"
         ) from None
 

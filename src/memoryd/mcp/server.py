@@ -77,17 +77,21 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+_LEFT_OUT = frozenset({"title", "pattern", "allOf", "minProperties"})
+
+
 def compact_schema(node: Any) -> Any:
     """The schema in fewer tokens: no titles, no null defaults, ``anyOf`` ``[simple type,
-    null]`` folded into ``type: [t, "null"]``, and no ``pattern``: a model does not write by
-    regular expression (the descriptions say the rule; the server enforces it and its error
-    names it), and content's pattern alone would cost a hundred tokens per tool."""
+    null]`` folded into ``type: [t, "null"]``, no ``pattern`` (a model does not write by
+    regular expression; content's alone would cost a hundred tokens per tool) and no rules
+    across fields (``allOf``, ``minProperties``: "give content or items"). The descriptions
+    say them; the server enforces them and its errors name them."""
     if isinstance(node, list):
         return [compact_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
     out = {k: compact_schema(v) for k, v in node.items()
-           if k not in ("title", "pattern") and not (k == "default" and v is None)}
+           if k not in _LEFT_OUT and not (k == "default" and v is None)}
     options = out.get("anyOf")
     if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
         other = next(o for o in options if o != {"type": "null"})

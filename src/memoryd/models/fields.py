@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from memoryd.models.text import BLANK, NOT_BLANK, VISIBLE, Matches
+from memoryd.models.text import BLANK_CLASS, NOT_BLANK, VISIBLE, Matches
 
 NodeType = Literal[
     "fact", "preference", "decision", "pattern", "event", "observation", "note", "concept",
@@ -37,7 +37,8 @@ SCOPE_PATTERN = r"^(user|project:[A-Za-z0-9_.\-/]{1,128})$"
 _SCOPE_RE = re.compile(SCOPE_PATTERN[:-1] + r"\Z")
 _DOMAIN_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?\Z")
 # A domain name as given (blanks around it and upper case are forgiven).
-DOMAIN_PATTERN = r"^[ \t\n\r\f\v]*[A-Za-z0-9](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9])?[ \t\n\r\f\v]*$"
+DOMAIN_PATTERN = (f"^[{BLANK_CLASS}]*" + r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9])?"
+                  + f"[{BLANK_CLASS}]*$")
 #: Names a domain may not take: words of the REST paths under /api/v1/domains.
 RESERVED_DOMAIN_NAMES = frozenset({"proposals", "merge", "discover", "threshold"})
 TAG_MAX_CHARS = 64
@@ -82,7 +83,7 @@ def check_scope(value: str) -> str:
 def check_domain_name(value: str) -> str:
     """A domain name: 1-64 lowercase letters, digits, ``-`` and ``_``, starting and ending with
     a letter or digit (``home``, ``infra``, ``rust-cargo``); upper case is folded."""
-    name = value.strip(BLANK).lower()
+    name = value.strip().lower()
     if not _DOMAIN_RE.match(name):
         raise ValueError("a domain name must be 1-64 lowercase letters, digits, '-' or '_', "
                          "starting and ending with a letter or digit")
@@ -102,7 +103,7 @@ def clean_tags(tags: list[str]) -> list[str]:
     for i, tag in enumerate(tags):
         if len(tag) > TAG_MAX_CHARS:
             raise ValueError(f"tag {i} is longer than {TAG_MAX_CHARS} characters")
-        tag = tag.strip(BLANK)
+        tag = tag.strip()
         if not tag:
             raise ValueError(f"tag {i} is blank; tags must be non-empty strings")
         out[tag] = None
@@ -185,6 +186,9 @@ Summary = Annotated[str, Field(max_length=2000, description="A one-line summary.
 Category = Annotated[str, Field(max_length=128, description="A category, e.g. 'error'.")]
 Source = Annotated[str, Field(max_length=1024, description="Where it came from.")]
 Label = Annotated[str, Field(max_length=256)]
+CODEBASE_PATTERN = r"^[A-Za-z0-9_.\-/]{1,128}$"
+CodebaseName = Annotated[str, Field(min_length=1, max_length=128), Matches(
+    CODEBASE_PATTERN, "codebase must be 1-128 characters of letters, digits, _ . - /")]
 Content = Annotated[str, Field(min_length=1, description="The memory, in one or a few sentences."),
                     Matches(VISIBLE, "content is empty (or only invisible characters)")]
 MemoryIdText = Annotated[str, Field(min_length=1, max_length=256, description="The memory's id.")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,6 +21,7 @@ from memoryd.models.fields import (
     UTCDateTime,
 )
 from memoryd.models.memory import Memory
+from memoryd.models.text import NOT_BLANK, Matches
 
 
 class SearchFilters(BaseModel):
@@ -46,13 +47,14 @@ class SearchFilters(BaseModel):
                                      description="Only these tiers (hot, warm, cold).")
     domains: DomainNames | None = Field(None, description="Only memories in any of these "
                                         "domains.")
-    speaker: Label | None = Field(None, description="Only memories said by this party: user "
-                                  "(or human, me), assistant (or ai, bot, agent, model), or a "
-                                  "name, case-insensitive; a name also finds fuller and "
-                                  "shorter ones ('caroline' finds 'Caroline Smith' and "
-                                  "'Caroline Smith' finds 'Caroline'). A memory's speaker is "
-                                  "its metadata's speaker, role or author, else a 'Name:' "
-                                  "prefix of its content.")
+    speaker: Annotated[Label, Matches(NOT_BLANK, "speaker must name someone")] | None = Field(
+        None, description=(
+            "Only memories said by this party: user (or human, me), assistant (or ai, bot, "
+            "agent, model), or a name, case-insensitive; a name also finds fuller and shorter "
+            "ones ('caroline' finds 'Caroline Smith' and 'Caroline Smith' finds 'Caroline'). "
+            "A memory's speaker is its metadata's speaker, role or author, else a 'Name:' "
+            "prefix of its content."
+        ))
     include_superseded: bool = Field(False, description="Also memories that were superseded "
                                      "or expired.")
     as_of: UTCDateTime | None = Field(None, description="Time travel: only memories recorded by "
@@ -65,8 +67,6 @@ class SearchFilters(BaseModel):
     def _range(self) -> SearchFilters:
         if self.since and self.until and self.since > self.until:
             raise ValueError("since must not be after until")
-        if self.speaker is not None and not self.speaker.strip():
-            raise ValueError("speaker must name someone")
         return self
 
     def time_bounds(self, now: datetime) -> tuple[datetime | None, datetime | None]:

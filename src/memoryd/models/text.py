@@ -6,7 +6,7 @@ refuses, with its own message, a value the pattern does not find. The pattern is
 JSON Schema (ECMA-262) reads it and the way schema-driven clients generate from it: a search
 (not anchored unless it says ``^``/``$``), ``$`` at the very end only, ``\\d``/``\\w`` over
 ASCII. Patterns here avoid ``\\s``, whose meaning differs between engines, and spell their
-blank characters out (:data:`BLANK`).
+blank characters out: :data:`BLANK_CLASS` is exactly what Python's ``str.strip()`` strips.
 
 >>> from typing import Annotated
 >>> Word = Annotated[str, Matches("^[a-z]+$", "must be lowercase letters")]
@@ -22,10 +22,28 @@ from typing import Any
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic_core import core_schema
 
-#: The characters that count as blank around a word: what a tag or name is stripped of.
-BLANK = " \t\n\r\f\v"
+
+def _char_class(chars: str) -> str:
+    """The inside of a regex character class matching exactly ``chars`` (in the Basic
+    Multilingual Plane), as escapes ECMA-262 and Python read alike."""
+    runs: list[list[int]] = []
+    for code in sorted(ord(c) for c in chars):
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+
+    def esc(code: int) -> str:
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return "".join(esc(a) if a == b else f"{esc(a)}-{esc(b)}" for a, b in runs)
+
+
+#: The characters that count as blank around a word: exactly those ``str.strip()`` strips.
+BLANK = "".join(chr(c) for c in range(0x10000) if chr(c).isspace())
+BLANK_CLASS = _char_class(BLANK)
 #: Somewhere a character that is not blank (JSON Schema pattern).
-NOT_BLANK = r"[^ \t\n\r\f\v]"
+NOT_BLANK = f"[^{BLANK_CLASS}]"
 # Characters that show nothing: blanks, C0/C1 controls, the common invisible format characters
 # (soft hyphen, zero-width and direction marks, word joiners, byte order mark, interlinear
 # annotation), private use code points and the tag characters. Planes past the first are

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import NodeType, Strict
+from memoryd.models.rules import Rules
 from memoryd.operations.memories import IngestInput, IngestOutput, smart_ingest
 from memoryd.operations.registry import Caller, operation
 from memoryd.operations.search import SearchInput, SearchItem, SearchOutput
@@ -120,8 +121,13 @@ def memory_get_path(engine: Engine, data: MemoryGetInput, caller: Caller) -> Mem
     return MemoryGetOutput(path=data.path, text=text)
 
 
+_ONE_OF = Rules(exactly_one=("memoryId", "query"), message="give memoryId or query")
+
+
 class MemoryForgetInput(Strict):
     """Arguments of memory_forget (OpenClaw, memory-lancedb)."""
+
+    model_config = ConfigDict(json_schema_extra=_ONE_OF.schema)
 
     memoryId: str | None = Field(None, min_length=1, max_length=300,
                                  description="The memory to delete (an id or memoryd/<id>.md).")
@@ -130,8 +136,7 @@ class MemoryForgetInput(Strict):
 
     @model_validator(mode="after")
     def _one(self) -> MemoryForgetInput:
-        if (self.memoryId is None) == (self.query is None):
-            raise ValueError("give memoryId or query")
+        _ONE_OF.check(self)
         return self
 
 

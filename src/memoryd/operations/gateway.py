@@ -16,10 +16,11 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.cognition.extraction import Message
 from memoryd.models import IngestResult, Intention, NodeType, Timeframe
+from memoryd.models.rules import Rules
 from memoryd.operations.registry import Caller, Strict, operation
 from memoryd.retrieval.context import label_of, relative_time
 
@@ -29,8 +30,13 @@ if TYPE_CHECKING:
 
 
 # --- recall -------------------------------------------------------------------------
+_TEXT = Rules(at_least_one=("query", "prompt"), mode="text", message="give prompt or query")
+
+
 class RecallInput(Strict):
     """Arguments of recall: the prompt (or a query) and how much room the block may take."""
+
+    model_config = ConfigDict(json_schema_extra=_TEXT.schema)
 
     prompt: str | None = Field(None, max_length=200_000, description="The user's message.")
     query: str | None = Field(
@@ -55,8 +61,7 @@ class RecallInput(Strict):
 
     @model_validator(mode="after")
     def _text(self) -> RecallInput:
-        if not ((self.query and self.query.strip()) or (self.prompt and self.prompt.strip())):
-            raise ValueError("give prompt or query")
+        _TEXT.check(self)
         return self
 
     def text(self) -> str:

@@ -189,8 +189,8 @@ class Operation:
         if caller.bound and not self.bound_ok:
             raise Forbidden(f"{self.name} is not available to a key bound to a scope, agent or "
                             "domains")
-        data = screened(data, self.unscreened, engine)
         try:
+            data = screened(data, self.unscreened, engine)  # redacted text may break a rule
             return self.handler(engine.acting_as(caller.actor(), caller.access()), data, caller)
         except ValidationError as exc:  # a model built from the input inside the handler
             raise InvalidInput(validation_message(exc)) from exc

@@ -27,6 +27,12 @@ if TYPE_CHECKING:
     from memoryd.engine import Engine
 
 
+def looks_like_secret(text: str) -> bool:
+    """Whether ``text`` holds something the secret scanner flags (for values that are not
+    arguments, such as the ``X-Agent-Id`` header, which labels what a caller stores)."""
+    return bool(secrets.scan_fields({"value": text}))
+
+
 def screened(data: BaseModel, unscreened: tuple[str, ...], engine: Engine) -> BaseModel:
     """``data`` with every text screened for credentials (refused, redacted or allowed as the
     settings say), except the fields named in ``unscreened``."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import Memory, NodeType, SearchHit, Strict
 from memoryd.models.fields import Content, Importance, Scope, Tags, Timeframe
+from memoryd.models.rules import Rules
 from memoryd.operations.registry import Caller, MemoryId, operation
 from memoryd.retrieval.context import render_items
 
@@ -99,8 +100,13 @@ class ToolIngestItem(Strict):
     tags: Tags = Field(default_factory=list)
 
 
+_ONE_OF = Rules(exactly_one=("content", "items"))
+
+
 class ToolIngestInput(Strict):
     """Arguments of smart_ingest: content, or items for a batch."""
+
+    model_config = ConfigDict(json_schema_extra=_ONE_OF.schema)
 
     content: Content | None = None
     type: NodeType = Field("fact", description="What kind of memory.")
@@ -113,8 +119,7 @@ class ToolIngestInput(Strict):
 
     @model_validator(mode="after")
     def _one_of(self) -> ToolIngestInput:
-        if (self.content is None) == (self.items is None):
-            raise ValueError("give either content or items")
+        _ONE_OF.check(self)
         return self
 
 

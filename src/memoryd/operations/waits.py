@@ -4,11 +4,12 @@ caller's memory scope and agent, and a bound key sees only the waits of its scop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from memoryd.models import WaitInfo, WaitState
+from memoryd.models.text import BLANK_CLASS, Matches
 from memoryd.models.tasks import TaskIdText
 from memoryd.operations.registry import Caller, Strict, operation
 
@@ -16,6 +17,11 @@ if TYPE_CHECKING:
     from memoryd.engine import Engine
 
 WaitId = Field(min_length=1, max_length=64, description="The wait's id (w_...).")
+# A target's kind (memoryd.waits.targets checks the rest): a path, kind:..., or screen.
+_TARGET_RULE = ("target must be an absolute path or KIND:..., KIND one of file, tmux, pty, pid, "
+                "command, window, screen, http(s) (other URL schemes are refused)")
+TARGET_PATTERN = (f"^[{BLANK_CLASS}]*(?:/|(?:file|tmux|pty|pid|command|window|screen|https?):"
+                  f"|screen[{BLANK_CLASS}]*$)")
 
 
 class WakeRoute(Strict):
@@ -29,14 +35,15 @@ class WakeRoute(Strict):
 class SmartWaitInput(Strict):
     """Arguments of smart_wait."""
 
-    target: str = Field(
+    target: Annotated[str, Matches(TARGET_PATTERN, _TARGET_RULE)] = Field(
         min_length=1, max_length=2000,
         description="file:/abs/path | tmux:SESSION:WINDOW.PANE | pid:N | http(s)://URL | "
                     "window:TITLE or window:0xID | screen | command:CMD / pty:CMD (if enabled).")
     criteria: str | dict[str, Any] = Field(
         description='Text to find ("BUILD OK"), a regex ("/ERROR|FAILED/"), "exit" / "exit:0", '
                     '"status:200", or an object {regex|contains|status|exit_code|condition}.')
-    timeout_s: float = Field(description="Give up after this many seconds (1 s to 7 days).")
+    timeout_s: float = Field(ge=1.0, le=7 * 24 * 3600.0,
+                             description="Give up after this many seconds (1 s to 7 days).")
     task_id: TaskIdText | None = Field(None, description="The task this wait belongs to.")
     wake: WakeRoute | None = Field(None, description="Wake the agent when it ends.")
 
