@@ -29,12 +29,14 @@ def live_server(shared_embedder, tmp_path_factory) -> Iterator[LiveServer]:
 
 
 def _arrays(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every array schema in a JSON schema, with where it is."""
+    """Every array schema in a JSON schema, with where it is (not in the rules across fields,
+    ``allOf``: those say what a field must hold, the field's own schema says its limits)."""
     if isinstance(node, dict):
         if node.get("type") == "array" or "array" in (node.get("type") or []):
             yield path, node
         for key, child in node.items():
-            yield from _arrays(child, f"{path}/{key}")
+            if key != "allOf":
+                yield from _arrays(child, f"{path}/{key}")
     elif isinstance(node, list):
         for i, child in enumerate(node):
             yield from _arrays(child, f"{path}/{i}")

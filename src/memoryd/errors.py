@@ -14,6 +14,7 @@
     ├── MemoryNotFound          no memory with that id (LookupError)
     │   └── NodeNotFound        no knowledge-graph node with that id in the caller's graphs
     ├── TaskNotFound            no task with that id that the caller may see (LookupError)
+    ├── IntentionNotFound       no intention with that id that the caller may see (LookupError)
     ├── DomainNotFound          no domain or proposal with that id or name (LookupError)
     ├── ApiKeyError
     │   ├── InvalidKey          a presented key is unknown, malformed or revoked
@@ -121,6 +122,14 @@ class TaskNotFound(MemorydError, LookupError):
     def __init__(self, task_id: str) -> None:
         super().__init__(f"no task with id {task_id!r}")
         self.task_id = task_id
+
+
+class IntentionNotFound(MemorydError, LookupError):
+    """No intention has the given id (or the caller may not see it)."""
+
+    def __init__(self, intention_id: str) -> None:
+        super().__init__(f"no intention with id {intention_id!r}")
+        self.intention_id = intention_id
 
 
 class NodeNotFound(MemoryNotFound):

@@ -222,7 +222,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         title=app.title, version=app.version, description=app.description + openapi.RULES,
         routes=app.routes,
     )
-    openapi.bound_integers(schema)
+    openapi.add_rules(schema)
     schema.setdefault("components", {})["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer"},
         "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},

@@ -41,10 +41,15 @@ def unvalidated(model: type[BaseModel]) -> type[BaseModel]:
     )
 
 
-def body_arguments(body: Any, path: Mapping[str, str]) -> dict[str, Any]:
-    """The arguments of a route with a JSON body: the body's fields plus the path's."""
+NO_BODY = object()
+
+
+def body_arguments(body: Any, path: Mapping[str, str], parsed: Any = NO_BODY) -> dict[str, Any]:
+    """The arguments of a route with a JSON body: the body's fields plus the path's.
+    ``parsed`` is the request's parsed JSON, if it had a body (a body of JSON ``null`` reaches
+    the endpoint as no body at all, and is refused like any other body that is no object)."""
     data = body.data if isinstance(body, RawBody) else body
-    if data is None:
+    if data is None and parsed is NO_BODY:
         data = {}
     if not isinstance(data, dict):
         raise RequestValidationError([{"type": "model_attributes_type", "loc": ("body",),

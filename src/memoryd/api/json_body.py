@@ -38,7 +38,7 @@ def _constant(name: str) -> Any:
 
 def _float(text: str) -> float:
     value = float(text)
-    if not math.isfinite(value):
+    if not math.isfinite(value):  # a finite one past 2^63 is refused with its field's name
         raise _Refused(f"number {text[:40]} is out of range", text)
     return value
 

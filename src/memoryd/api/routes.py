@@ -24,9 +24,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from memoryd.api.arguments import body_arguments, unvalidated, validated
+from memoryd.api.arguments import NO_BODY, body_arguments, unvalidated, validated
 from memoryd.api.errors import ErrorEnvelope
 from memoryd.api.json_body import StrictJSONRoute
 from memoryd.errors import Forbidden, InvalidInput
@@ -175,7 +175,18 @@ def _path_params(op: Operation, path_names: list[str]) -> list[inspect.Parameter
     return params
 
 
-def _payload_param(binding: Binding, rest: type[BaseModel]) -> inspect.Parameter:
+def _empty_body_refused(op: Operation, path_names: list[str]) -> bool:
+    """Whether the operation refuses a call with nothing besides its path (so that the body
+    is required: recall needs a prompt or a query, though neither field is required)."""
+    try:
+        op.input.model_validate({name: "x" for name in path_names})
+    except ValidationError as exc:
+        return any(not err["loc"] or err["loc"][0] not in path_names for err in exc.errors())
+    return False
+
+
+def _payload_param(binding: Binding, op: Operation, rest: type[BaseModel],
+                   path_names: list[str]) -> inspect.Parameter:
     """The query model (validated by FastAPI: query values are strings) or the JSON body
     (published, but validated by the operation: see memoryd.api.arguments)."""
     if binding.method in ("GET", "DELETE"):
@@ -183,7 +194,7 @@ def _payload_param(binding: Binding, rest: type[BaseModel]) -> inspect.Parameter
         default: Any = inspect.Parameter.empty
     else:
         marker = Body()
-        required = any(f.is_required() for f in rest.model_fields.values())
+        required = _empty_body_refused(op, path_names)
         default = inspect.Parameter.empty if required else None
         rest = unvalidated(rest)
     return inspect.Parameter("payload", inspect.Parameter.KEYWORD_ONLY,
@@ -199,14 +210,14 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
     query = rest.model_fields if rest is not None and not has_body else {}
     many = frozenset(n for n, f in query.items() if _takes_many(f.annotation))
     if rest is not None:
-        params.append(_payload_param(binding, rest))
+        params.append(_payload_param(binding, op, rest, path_names))
 
     def endpoint(**kwargs: Any) -> Response:
         request: Request = kwargs.pop("request")
         check_query(request.query_params.multi_items(), frozenset(query), many)
         payload = kwargs.pop("payload", None)
         if has_body:
-            arguments = body_arguments(payload, kwargs)
+            arguments = body_arguments(payload, kwargs, getattr(request, "_json", NO_BODY))
         else:
             arguments = payload.model_dump(exclude_unset=True) if payload is not None else {}
             arguments.update(kwargs)
@@ -279,7 +290,7 @@ _WITH_BODY: dict[int, str] = {
 }
 # Operations that can answer 404 though they take no id in the path, and 409.
 _NOT_FOUND_OPS = frozenset({"promote", "demote", "memory", "keys_revoke", "explore", "history",
-                            "smart_wait", "domains_merge"})
+                            "intention", "smart_wait", "domains_merge"})
 _BUSY = "Another process is running the same maintenance job"
 _DOMAINS_BUSY = "Another process is changing this store's domains"
 _CONFLICTS = {"consolidate": _BUSY, "gc": _BUSY, "task_update": "The task already ended",
@@ -294,9 +305,9 @@ def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dic
     codes = dict(_ALWAYS)
     if binding.method in ("POST", "PATCH"):
         codes.update(_WITH_BODY)
-    if "{" in binding.path or op.name in _NOT_FOUND_OPS:
-        codes[404] = ("No such memory, key, task, wait, node or domain (or not visible to this "
-                      "key)")
+    if "{" in binding.path or op.name in _NOT_FOUND_OPS or "project" in op.input.model_fields:
+        codes[404] = ("No such memory, key, task, wait, node, domain or project directory (or "
+                      "not visible to this key)")
     if "{" in binding.path:  # an empty id leaves a path that names another route
         codes[405] = "The path (with an empty id) names a route that takes other methods"
     if op.name in _CONFLICTS:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.graph.model import (
     MAX_BODY_CHARS,
@@ -21,6 +21,7 @@ from memoryd.graph.model import (
     NodeKind,
 )
 from memoryd.models.fields import Strict, StrictValidity, Tag, UTCDateTime
+from memoryd.models.rules import Rules
 from memoryd.models.text import BLANK_CLASS, NOT_BLANK, Matches
 
 NodeId = Annotated[str, Matches(NODE_ID_PATTERN, NODE_ID_RULE)]
@@ -37,8 +38,13 @@ TouchPath = Annotated[str, Matches(TOUCH_PATTERN, "a touches path must be relati
 GraphName = Literal["user", "project"]
 
 
+_NAMED = Rules(at_least_one=("id", "name"), message="a node needs an id or a name")
+
+
 class NodeSpec(StrictValidity):
     """A node to add, or the fields of an existing node to change (unset fields stay)."""
+
+    model_config = ConfigDict(json_schema_extra=_NAMED.schema)
 
     id: NodeId | None = Field(None, description="The node's short id (a slug such as "
                               "'wal-busy'); made from the name when a new node has none.")
@@ -55,6 +61,11 @@ class NodeSpec(StrictValidity):
     tags: list[Tag] | None = Field(None, max_length=MAX_TAGS)
     valid_from: UTCDateTime | None = None
     valid_until: UTCDateTime | None = Field(None, description="When it stopped being true.")
+
+    @model_validator(mode="after")
+    def _named(self) -> NodeSpec:
+        _NAMED.check(self)
+        return self
 
 
 class EdgeSpec(Strict):

@@ -17,7 +17,7 @@ string with something besides blanks in it, or a list with an item). Usage::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -72,15 +72,15 @@ class NotNull:
 
 
 def _given_schema(name: str, mode: Given) -> dict[str, Any]:
-    """JSON schema: ``name`` is present and given (see :func:`given`)."""
-    missing: list[dict[str, Any]] = [{"type": "null"}]
-    if mode != "set":
-        missing += [{"type": "string", "maxLength": 0}, {"type": "array", "maxItems": 0},
-                    {"type": "object", "maxProperties": 0}]
-    if mode == "text":
-        missing.append({"type": "string", "not": {"pattern": NOT_BLANK}})
-    absent = missing[0] if len(missing) == 1 else {"anyOf": missing}
-    return {"required": [name], "properties": {name: {"not": absent}}}
+    """JSON schema: ``name`` is present and given (see :func:`given`), said positively (a
+    generator then draws given values instead of filtering them out)."""
+    if mode == "set":
+        return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+    text: dict[str, Any] = ({"type": "string", "pattern": NOT_BLANK} if mode == "text"
+                            else {"type": "string", "minLength": 1})
+    return {"required": [name], "properties": {name: {"anyOf": [
+        text, {"type": ["number", "boolean"]}, {"type": "array", "minItems": 1},
+        {"type": "object", "minProperties": 1}]}}}
 
 
 @dataclass(frozen=True)
@@ -93,25 +93,28 @@ class When:
     message: str
     needs: tuple[str, ...] = ()
     any_of: tuple[str, ...] = ()
-    choices: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    mode: Given = "set"
+    choices: tuple[tuple[str, tuple[str | None, ...]], ...] = ()
+    mode: Given | None = None  # None: the mode of the Rules it is part of
 
     def holds(self, model: Any) -> bool:
         """Whether ``model`` satisfies the rule."""
         if getattr(model, self.field) not in self.values:
             return True
-        had = [given(getattr(model, n), self.mode) for n in self.any_of]
-        return (all(given(getattr(model, n), self.mode) for n in self.needs)
+        mode = self.mode or "set"
+        had = [given(getattr(model, n), mode) for n in self.any_of]
+        return (all(given(getattr(model, n), mode) for n in self.needs)
                 and (not had or any(had))
                 and all(getattr(model, n) in allowed for n, allowed in self.choices))
 
     def schema(self) -> dict[str, Any]:
         """JSON schema: the field holds another value, or the rule is met."""
-        met: list[dict[str, Any]] = [_given_schema(n, self.mode) for n in self.needs]
+        mode = self.mode or "set"
+        met: list[dict[str, Any]] = [_given_schema(n, mode) for n in self.needs]
         if self.any_of:
-            met.append({"anyOf": [_given_schema(n, self.mode) for n in self.any_of]})
-        met += [{"required": [n], "properties": {n: {"enum": list(allowed)}}}
-                for n, allowed in self.choices]
+            met.append({"anyOf": [_given_schema(n, mode) for n in self.any_of]})
+        for name, allowed in self.choices:  # None among them: the field may be left out
+            one_of = {"properties": {name: {"enum": list(allowed)}}}
+            met.append(one_of if None in allowed else {"required": [name], **one_of})
         return {"anyOf": [{"properties": {self.field: {"not": {"enum": list(self.values)}}}},
                           {"allOf": met}]}
 
@@ -126,6 +129,11 @@ class Rules:
     when: tuple[When, ...] = field(default_factory=tuple)
     mode: Given = "set"
     message: str = ""  # what a failed exactly_one / at_least_one says (a default otherwise)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "when", tuple(
+            rule if rule.mode is not None else replace(rule, mode=self.mode)
+            for rule in self.when))
 
     def check(self, model: Any) -> None:
         """ValueError saying what is missing, or too much."""

@@ -4,7 +4,8 @@ face by :meth:`memoryd.operations.Operation.parse` (REST, MCP, CLI alike):
 * text is valid Unicode (lone surrogates from JSON escapes cannot be stored) and holds no NUL
   (U+0000): PostgreSQL cannot store it and SQLite would, so both backends refuse it alike;
 * numbers are finite (``NaN`` and ``Infinity`` reach Python through MCP clients and ``json``)
-  and integers fit in 64 bits (``?after=9223372036854775808`` would overflow in the store);
+  and within the 64-bit integer range (``?after=9223372036854775808`` would overflow in the
+  store; a float past it is refused alike, as JSON does not tell 1e30 from an integer);
 * nothing nests deeper than :data:`MAX_DEPTH` levels.
 
 Each error names where the bad value is (``tags.2``, ``metadata.owner``) and never the value:
@@ -26,6 +27,8 @@ from pydantic import BaseModel
 from memoryd.errors import InvalidInput
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+#: The largest float below 2^63: what a number that is not an integer may reach either way.
+FLOAT_LIMIT = float(2**63 - 1024)
 MAX_DEPTH = 64
 NUL_MESSAGE = "text must not contain the NUL character (U+0000)"
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_\-]{1,40}")
@@ -65,6 +68,8 @@ def check_arguments(value: Any, where: str = "") -> None:
             raise InvalidInput(f"{path or 'input'}: integer out of range (64-bit integers only)")
         elif isinstance(item, float) and not math.isfinite(item):
             raise InvalidInput(f"{path or 'input'}: must be a finite number")
+        elif isinstance(item, float) and not -FLOAT_LIMIT <= item <= FLOAT_LIMIT:
+            raise InvalidInput(f"{path or 'input'}: number out of range (at most 2^63 either way)")
         elif isinstance(item, BaseModel):
             stack.append((item.model_dump(), path, depth))
         elif isinstance(item, dict):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.cognition.extraction import Message
-from memoryd.models import IngestResult, Intention, NodeType, Timeframe
+from memoryd.models import IngestResult, Intention, NodeType, Scope, Timeframe
 from memoryd.models.rules import Rules
 from memoryd.operations.registry import Caller, Strict, operation
 from memoryd.retrieval.context import label_of, relative_time
@@ -50,7 +50,7 @@ class RecallInput(Strict):
         None, ge=50, le=100_000, description="Max tokens of the block."
     )
     max_items: int | None = Field(None, ge=1, le=50)
-    scope: str | None = None
+    scope: Scope | None = None
     timeframe: Timeframe | None = None
     node_types: list[NodeType] | None = Field(None, max_length=64)
     min_score: float | None = Field(
@@ -146,7 +146,7 @@ class CaptureInput(Strict):
     messages: list[Message] = Field(max_length=5000)
     session_key: str = Field(min_length=1, max_length=256)
     agent_id: str | None = Field(None, max_length=256)
-    scope: str | None = None
+    scope: Scope | None = None
 
 
 class FlushInput(Strict):
@@ -155,7 +155,7 @@ class FlushInput(Strict):
     messages: list[Message] = Field(max_length=5000)
     session_key: str | None = Field(None, min_length=1, max_length=256)
     agent_id: str | None = Field(None, max_length=256)
-    scope: str | None = None
+    scope: Scope | None = None
 
 
 class Skipped(BaseModel):

@@ -38,6 +38,9 @@ PROJECT_PATTERN = (f"^[{BLANK_CLASS}]*" + r"(?:[/~][\s\S]*|(?:project:)?[A-Za-z0
                    + f"[{BLANK_CLASS}]*)$")
 ProjectRef = Annotated[str, Matches(PROJECT_PATTERN, "project must be an absolute directory or a "
                                     "name of letters, digits, '.', '_', '-' and '/'")]
+# The core's header (its scopes, the counts) alone takes up to ~60 tokens with a long project
+# name: a smaller budget could not hold it.
+MIN_CORE_BUDGET = 100
 Project = Field(None, max_length=4096, description=(
     "The project: its root directory (absolute path; its graph file is "
     "<root>/.knowledge/graph.json) or its name. Unset: the user graph only (for a key bound "
@@ -59,8 +62,8 @@ class KgReadInput(Strict):
     """Arguments of kg_read."""
 
     project: ProjectRef | None = Project
-    budget: int | None = Field(None, ge=16, le=200_000, description="Tokens at most (default "
-                               "5000, counted with the cl100k tokenizer).")
+    budget: int | None = Field(None, ge=MIN_CORE_BUDGET, le=200_000, description="Tokens at "
+                               "most (default 5000, counted with the cl100k tokenizer).")
     as_of: UTCDateTime | None = Field(None, description="Time travel: the graphs as they were "
                                       "recorded at this moment.")
     files: list[str] = Field(default_factory=list, max_length=200, description="Files being "

@@ -108,11 +108,14 @@ class IntentionCheckContext(Strict):
     event: str | None = None
 
 
-_INTENTION = Rules(mode="filled", when=(
+_INTENTION = Rules(mode="text", when=(
     When("action", ("set",), "set needs description and trigger",
          needs=("description", "trigger")),
     When("action", ("update",), "update needs id and status complete, snooze or cancel",
          needs=("id",), choices=(("status", ("complete", "snooze", "cancel")),)),
+    When("action", ("list",), "status must be one of active, all, cancelled, completed, fired, "
+         "snoozed", choices=(("status", (None, "active", "all", "cancelled", "completed",
+                                         "fired", "snoozed")),)),
 ))
 
 

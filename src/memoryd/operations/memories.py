@@ -106,7 +106,8 @@ def smart_ingest(engine: Engine, data: IngestInput, caller: Caller) -> IngestOut
         exclude={"content", "items", "force_create", "allow_secrets"}, exclude_none=True
     )
     if data.items is not None:
-        items = [{**shared, **item.model_dump(exclude_unset=True)} for item in data.items]
+        items = [{**shared, **item.model_dump(exclude_unset=True, exclude_none=True)}
+                 for item in data.items]
     else:
         items = [{**shared, "content": data.content}]
     results = engine.ingest_many(

@@ -26,6 +26,7 @@ from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.keys import KeyScope, grants
 from memoryd.models import ApiKey, Strict, check_domain_name
 from memoryd.operations.arguments import check_arguments
+from memoryd.operations.integers import whole_numbers
 from memoryd.operations.screening import screened
 
 if TYPE_CHECKING:  # the engine (and numpy) load on first use: `memoryd mcp` starts faster
@@ -179,6 +180,7 @@ class Operation:
             raise InvalidInput("input: must be an object of named arguments")
         data = _decode_json_strings(self.input, dict(arguments or {}))
         check_arguments(data)
+        data = whole_numbers(self.input, data)  # 5.0 is an integer in JSON
         return self.input.model_validate_json(to_json(data), strict=True)
 
     def run(self, engine: Engine, arguments: Any, caller: Caller) -> BaseModel:

@@ -95,7 +95,7 @@ def tool_codebase(engine: Engine, data: ToolCodebaseInput,
 
 
 _TRIGGERS = ("at", "in_minutes", "codebase", "file_pattern", "topic", "event")
-_INTENTION = Rules(mode="filled", when=(
+_INTENTION = Rules(mode="text", when=(
     When("action", ("set",), "set needs a description and one of at, in_minutes, codebase, "
          "file_pattern, topic or event", needs=("description",), any_of=_TRIGGERS),
     When("action", ("update",), "update needs id and status", needs=("id", "status")),
