@@ -30,6 +30,7 @@ from memoryd.waits.netguard import check_url, refused_reason
         ("gopher:thing", "x", 10, InvalidWait, "unknown kind"),
         ("file:relative/path.log", "x", 10, InvalidWait, "must be absolute"),
         ("pid:-4", "exit", 10, InvalidWait, "positive integer"),
+        ("file:~no-such-user-xyz/build.log", "x", 10, InvalidWait, "must be absolute"),
         ("pid:1", "READY", 10, InvalidWait, "has no text"),
         ("http://127.0.0.1:9/", "exit", 10, InvalidWait, "does not exit"),
         ("http://169.254.169.254/latest/meta-data/", "status:200", 10, TargetNotAllowed,

@@ -108,7 +108,10 @@ def parse_target(text: str) -> Target:
 
 
 def _file(rest: str) -> str:
-    path = Path(rest).expanduser()
+    try:
+        path = Path(rest).expanduser()
+    except RuntimeError:  # ~user of nobody
+        raise InvalidWait("target", "file path must be absolute") from None
     if not path.is_absolute():
         raise InvalidWait("target", "file path must be absolute")
     return str(path)
