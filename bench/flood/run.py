@@ -131,7 +131,8 @@ def _floods(url: str, key: str, floods: int, tags: int) -> dict[str, Any]:
     times = [ms for _, ms in answers]
     return {"floods": floods, "tags": tags, "body_bytes": len(body),
             "statuses": sorted({s for s, _ in answers}),
-            "flood_p50_ms": round(statistics.median(times), 1), "flood_max_ms": round(max(times), 1),
+            "flood_p50_ms": round(statistics.median(times), 1),
+            "flood_max_ms": round(max(times), 1),
             "readyz_polls": len(polls), "readyz_p50_ms": round(statistics.median(polls), 2),
             "readyz_max_ms": round(max(polls), 1)}
 

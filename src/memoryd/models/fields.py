@@ -186,6 +186,9 @@ Summary = Annotated[str, Field(max_length=2000, description="A one-line summary.
 Category = Annotated[str, Field(max_length=128, description="A category, e.g. 'error'.")]
 Source = Annotated[str, Field(max_length=1024, description="Where it came from.")]
 Label = Annotated[str, Field(max_length=256)]
+# What a search looks for: up to 4096 characters, not all blank.
+QueryText = Annotated[str, Field(min_length=1, max_length=4096),
+                      Matches(NOT_BLANK, "query is empty")]
 CODEBASE_PATTERN = r"^[A-Za-z0-9_.\-/]{1,128}$"
 CodebaseName = Annotated[str, Field(min_length=1, max_length=128), Matches(
     CODEBASE_PATTERN, "codebase must be 1-128 characters of letters, digits, _ . - /")]

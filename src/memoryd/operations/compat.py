@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import NodeType, Strict
+from memoryd.models.fields import QueryText
 from memoryd.models.rules import Rules
 from memoryd.operations.memories import IngestInput, IngestOutput, smart_ingest
 from memoryd.operations.registry import Caller, operation
@@ -39,7 +40,7 @@ def memory_path(memory_id: str) -> str:
 class MemorySearchInput(Strict):
     """Arguments of memory_search (OpenClaw)."""
 
-    query: str = Field(min_length=1, max_length=4096, description="What to look for.")
+    query: QueryText = Field(description="What to look for.")
     maxResults: int = Field(6, ge=1, le=50, description="How many results at most.")
     minScore: float = Field(0.0, ge=0.0, le=1.0,
                             description="Drop results with a relevance score below this (0..1).")

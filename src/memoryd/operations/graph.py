@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.graph.model import GraphEdgeType
 from memoryd.models import UTCDateTime
-from memoryd.models.rules import Rules
-from memoryd.models.text import BLANK_CLASS, Matches
+from memoryd.models.fields import QueryText
 from memoryd.models.knowledge import (
     ArchiveReport,
     CoreRead,
@@ -27,6 +26,8 @@ from memoryd.models.knowledge import (
     NodeSpec,
     RecallResult,
 )
+from memoryd.models.rules import Rules
+from memoryd.models.text import BLANK_CLASS, Matches
 from memoryd.operations.registry import Caller, Strict, operation
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ def kg_import(engine: Engine, data: KgImportInput, caller: Caller) -> KgWriteOut
 class KgSearchInput(Strict):
     """Arguments of kg_search."""
 
-    query: str = Field(min_length=1, max_length=4096, description="What to look for.")
+    query: QueryText = Field(description="What to look for.")
     project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = Field(None, description="Only this graph.")
     limit: int = Field(10, ge=1, le=100)

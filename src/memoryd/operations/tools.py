@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import Memory, NodeType, SearchHit, Strict
-from memoryd.models.fields import Content, Importance, Scope, Tags, Timeframe
+from memoryd.models.fields import Content, Importance, QueryText, Scope, Tags, Timeframe
 from memoryd.models.rules import Rules
 from memoryd.operations.registry import Caller, MemoryId, operation
 from memoryd.retrieval.context import render_items
@@ -49,7 +49,7 @@ class MemoryView(BaseModel):
 class ToolSearchInput(Strict):
     """Arguments of search."""
 
-    query: str = Field(min_length=1, max_length=4096, description="What to look for.")
+    query: QueryText = Field(description="What to look for.")
     limit: int = Field(8, ge=1, le=50, description="Results at most.")
     types: list[NodeType] | None = Field(None, max_length=64,
                                          description="Only these memory types.")

@@ -22,8 +22,8 @@ WaitId = Field(min_length=1, max_length=64, description="The wait's id (w_...)."
 _TARGET_RULE = ("target must be an absolute path or KIND:..., KIND one of file (an absolute "
                 "path), tmux, pty, pid, command, window, screen, http(s) (other URL schemes "
                 "are refused)")
-TARGET_PATTERN = (f"^[{BLANK_CLASS}]*(?:/|file:[/~]|(?:tmux|pty|pid|command|window|screen|"
-                  f"https?):|screen[{BLANK_CLASS}]*$)")
+TARGET_PATTERN = (f"^[{BLANK_CLASS}]*(?:/|file:[/~]|(?:tmux|pty|pid|command|window|https?):"
+                  f"|screen:?[{BLANK_CLASS}]*$)")
 
 
 class WakeRoute(Strict):
