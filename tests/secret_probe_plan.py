@@ -115,6 +115,13 @@ BASES: dict[str, dict[str, Any]] = {
     "wait_cancel": {"id": "w_none"},
     "wait_list": {"task_id": "{task}"},
     "wait_status": {"id": "w_none"},
+    # The dashboard's views.
+    "kg_graph": {"project": "kiln", "graph": "user"},
+    "kg_node_archive": {"id": "kiln", "project": "kiln"},
+    "memory_graph": FILTERS,
+    "memory_link": {"id": "{memory}", "target": "no-such-memory"},
+    "memory_retention": {"id": "{memory}"},
+    "timeline": {"tz": "UTC", "day": "2024-05-17"},
 }
 # Fields that exclude each other: a base holds them all; a probe keeps the one it probes, or
 # else the first one.

@@ -162,8 +162,8 @@ def _check_probe(world: World, probe: Probe, turn: int) -> None:
 
 def test_a_secret_in_any_field_is_refused_or_redacted_and_never_echoed(world: World):
     failures = []
-    for turn, probe in enumerate(p for op in sorted(BASES) for p in probes_of(
-            REGISTRY[op].input, op)):
+    ops = sorted(op for op in BASES if op in REGISTRY)
+    for turn, probe in enumerate(p for op in ops for p in probes_of(REGISTRY[op].input, op)):
         try:
             _check_probe(world, probe, turn)
         except AssertionError as exc:
