@@ -481,10 +481,12 @@ _TRANSLATED = (
 
 
 def _translating(method: Callable[..., Any], errors: tuple[type[BaseException], ...]) -> Any:
-    """``method`` with the driver's errors re-raised as StoreError (memoryd's own pass)."""
+    """``method`` with the driver's errors re-raised as StoreError (memoryd's own pass), and
+    text with NUL in its arguments refused first (one rule for both backends)."""
 
     @functools.wraps(method)
     def call(self: Store, *args: Any, **kwargs: Any) -> Any:
+        policy.refuse_nul((args, kwargs))
         try:
             return method(self, *args, **kwargs)
         except MemorydError:
