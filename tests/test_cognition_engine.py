@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memoryd.errors import InvalidInput, MemoryNotFound, SecretDetected
+from memoryd.errors import IntentionNotFound, InvalidInput, MemoryNotFound, SecretDetected
 
 
 class Clock:
@@ -256,7 +256,7 @@ def test_context_and_event_intentions_match_globs_and_keys(cmem):
         cmem.set_intention("x", {"type": "context"})
     with pytest.raises(InvalidInput):
         cmem.check_intentions({"colour": "blue"})
-    with pytest.raises(InvalidInput):
+    with pytest.raises(IntentionNotFound):  # an unknown id is a 404, as a memory's is
         cmem.update_intention("nope", "complete")
 
 

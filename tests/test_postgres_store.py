@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 import memoryd
-from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
+from memoryd.errors import InvalidInput, NotAMemorydStore, SchemaTooNew, StoreError
 from memoryd.models import Memory, SearchFilters
 from memoryd.store import postgres_schema
 from memoryd.store.base import Actor
@@ -169,8 +169,9 @@ def test_backup_is_a_logical_dump_and_other_files_are_refused(pg: PostgresStore,
     assert pg.count() == 2
 
 
-def test_content_postgres_cannot_hold_is_a_store_error(pg: PostgresStore, embed) -> None:
-    with pytest.raises(StoreError):
+def test_content_postgres_cannot_hold_is_refused_before_the_database(pg: PostgresStore, embed) -> None:
+    """NUL is refused as invalid input on both backends (one rule), before any row is written."""
+    with pytest.raises(InvalidInput):
         pg.insert([memory("nul \x00 byte")], embed(["nul byte"]), Actor())
     assert pg.count() == 0 and pg.stats().last_seq == 0
 
