@@ -356,7 +356,7 @@ def test_maintenance_lock_is_exclusive_across_connections(pg_url: str) -> None:
 
 
 def test_schema_migration_from_many_processes_at_once(pg_database) -> None:
-    from memoryd.store.postgres_schema import LATEST_VERSION
+    from memoryd.store.postgres.schema import LATEST_VERSION
 
     url = pg_database(migrated=False)
     code = (

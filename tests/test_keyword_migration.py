@@ -13,7 +13,7 @@ from helpers.keyword_index import assert_index_matches
 
 from memoryd.migrate import copy_store
 from memoryd.models import SearchFilters
-from memoryd.store import sqlite_schema
+from memoryd.store.sqlite import schema as sqlite_schema
 from memoryd.store.postgres import PostgresStore
 from memoryd.store.sqlite import SQLiteStore
 from memoryd.store.terms import TOKENIZER_ID

@@ -19,7 +19,7 @@ from memoryd.migrate import copy_store, verify_stores
 from memoryd.models import ApiKey, Edge, Intention, IntentionTrigger, SchedulingState
 from memoryd.store.base import Actor, Store
 from memoryd.store.postgres import PostgresStore
-from memoryd.store.postgres_schema import LATEST_VERSION
+from memoryd.store.postgres.schema import LATEST_VERSION
 from memoryd.store.sqlite import SQLiteStore
 
 T0 = datetime(2025, 3, 1, 9, 30, 15, 123456, tzinfo=timezone.utc)

@@ -19,7 +19,7 @@ import pytest
 import memoryd
 from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
 from memoryd.models import Memory, SearchFilters
-from memoryd.store import postgres_schema
+from memoryd.store.postgres import schema as postgres_schema
 from memoryd.store.base import Actor
 from memoryd.store.postgres import PostgresStore, split_url
 

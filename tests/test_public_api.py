@@ -26,7 +26,7 @@ from memoryd.errors import (
     SchemaTooNew,
     StoreError,
 )
-from memoryd.store.sqlite_schema import LATEST_VERSION
+from memoryd.store.sqlite.schema import LATEST_VERSION
 
 HEAVY = ("torch", "sentence_transformers", "transformers")
 

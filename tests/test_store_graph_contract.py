@@ -126,7 +126,7 @@ def test_graph_files_travel_with_the_logical_rows(store: Store, store_factory, b
 def test_sqlite_uses_the_partial_index_of_graph_nodes(tmp_path) -> None:
     from memoryd.store.filters import where
     from memoryd.store.sqlite import SQLiteStore
-    from memoryd.store.sqlite_codec import DIALECT
+    from memoryd.store.sqlite.codec import DIALECT
 
     store = SQLiteStore(tmp_path / "m.db")
     try:

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import memoryd
-from memoryd.store import vector_index as vector_index_module
-from memoryd.store.vector_index import VectorIndex
+from memoryd.store.sqlite import vector_index as vector_index_module
+from memoryd.store.sqlite.vector_index import VectorIndex
 
 TOPICS = [
     "baking sourdough bread", "training for a marathon", "learning the Rust borrow checker",

@@ -36,7 +36,7 @@ def probe_open(path: str) -> dict:
     t0 = time.perf_counter()
     import memoryd
     from memoryd.store.sqlite import SQLiteStore
-    from memoryd.store.vector_index import VectorIndex
+    from memoryd.store.sqlite.vector_index import VectorIndex
 
     t_import = time.perf_counter() - t0
     parts: dict[str, float] = {}

@@ -13,7 +13,7 @@ from psycopg import sql
 from memoryd.models import SearchFilters
 from memoryd.retrieval.fts import query_terms
 from memoryd.retrieval.fusion import Fused
-from memoryd.store import postgres_vectors as vector_sql
+from memoryd.store.postgres import vectors as vector_sql
 from memoryd.store.postgres import PostgresStore
 
 # The ts_rank ranking the PostgreSQL store used before memoryd kept its own keyword index

@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 
 from memoryd.errors import StoreError
 from memoryd.models import Domain, DomainProposal
-from memoryd.store.postgres_codec import dumps, to_vector, utc
+from memoryd.store.postgres.codec import dumps, to_vector, utc
 from memoryd.store.rows import TABLES
 
 _DOMAIN_COLS = TABLES["domains"]

@@ -30,7 +30,7 @@ from memoryd.store.terms import (
     corpus_stats,
     frequencies_sql,
 )
-from memoryd.store.vector_index import VectorIndex
+from memoryd.store.sqlite.vector_index import VectorIndex
 
 # Filtered vector search is exact when the filter allows at most this many rows.
 EXACT_FILTER_ROWS = 5_000

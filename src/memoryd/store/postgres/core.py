@@ -48,12 +48,12 @@ from memoryd.config import mask_url_password
 from memoryd.errors import MemoryNotFound, NotAMemorydStore, StoreError
 from memoryd.models import Memory, SchedulingState, SearchFilters, StoreStats
 from memoryd.store import policy
-from memoryd.store import postgres_schema as schema_mod
-from memoryd.store import postgres_vectors as vector_sql
+from memoryd.store.postgres import schema as schema_mod
+from memoryd.store.postgres import vectors as vector_sql
 from memoryd.store.base import Actor, Store
 from memoryd.store.filters import where
-from memoryd.store.postgres_aux import PostgresAuxTables
-from memoryd.store.postgres_codec import (
+from memoryd.store.postgres.aux import PostgresAuxTables
+from memoryd.store.postgres.codec import (
     COLUMNS,
     DIALECT,
     loads,
@@ -61,11 +61,11 @@ from memoryd.store.postgres_codec import (
     to_db,
     to_vector,
 )
-from memoryd.store.postgres_domains import PostgresDomains
-from memoryd.store.postgres_history import PostgresHistory
-from memoryd.store.postgres_rows import PostgresRows
-from memoryd.store.postgres_search import PostgresSearch
-from memoryd.store.postgres_work import PostgresWorkTables
+from memoryd.store.postgres.domains import PostgresDomains
+from memoryd.store.postgres.history import PostgresHistory
+from memoryd.store.postgres.transfer import PostgresRows
+from memoryd.store.postgres.search import PostgresSearch
+from memoryd.store.postgres.work import PostgresWorkTables
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.terms import INDEXED_FIELDS, TermChanges, apply_changes
 

@@ -18,10 +18,10 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memoryd.errors import ModelMismatch, StoreError
-from memoryd.store import postgres_migrations as migrations
-from memoryd.store import postgres_vectors as vector_sql
+from memoryd.store.postgres import migrations as migrations
+from memoryd.store.postgres import vectors as vector_sql
 from memoryd.store.base import Actor
-from memoryd.store.postgres_codec import dumps, to_vector, utc
+from memoryd.store.postgres.codec import dumps, to_vector, utc
 from memoryd.store.rows import (
     JSON_FIELDS,
     TABLES,

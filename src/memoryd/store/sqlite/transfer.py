@@ -28,8 +28,8 @@ from memoryd.store.rows import (
     check_importable,
     check_table,
 )
-from memoryd.store.sqlite_codec import dt, ts
-from memoryd.store.sqlite_schema import migrate
+from memoryd.store.sqlite.codec import dt, ts
+from memoryd.store.sqlite.schema import migrate
 from memoryd.store.terms import TermChanges, apply_changes
 
 # The column that orders each logical table for export (and resuming a copy).

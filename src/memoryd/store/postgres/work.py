@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 from memoryd.errors import StoreError
 from memoryd.models import Task, TaskMessage
 from memoryd.store import work
-from memoryd.store.postgres_codec import DIALECT, dumps, utc
+from memoryd.store.postgres.codec import DIALECT, dumps, utc
 from memoryd.store.rows import JSON_FIELDS
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from memoryd.errors import StoreError
 from memoryd.models import Domain, DomainProposal
 from memoryd.store.rows import TABLES
-from memoryd.store.sqlite_codec import dt, ts
+from memoryd.store.sqlite.codec import dt, ts
 
 _DOMAIN_COLS = TABLES["domains"]
 _PROPOSAL_COLS = TABLES["domain_proposals"]

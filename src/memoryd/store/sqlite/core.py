@@ -4,10 +4,10 @@
 Concurrency: each thread gets its own connection; writes are serialised in-process
 by a lock and across processes by SQLite (``BEGIN IMMEDIATE`` + busy timeout), so
 several memoryd processes may share one file. Search and the vector index live in
-:mod:`memoryd.store.sqlite_search`; edges, intentions, keys and the other side tables in
-:mod:`memoryd.store.sqlite_aux`; tasks and wait jobs in :mod:`memoryd.store.sqlite_work`;
-domains in :mod:`memoryd.store.sqlite_domains`; export, import, backup and restore in
-:mod:`memoryd.store.sqlite_rows`.
+:mod:`memoryd.store.sqlite.search`; edges, intentions, keys and the other side tables in
+:mod:`memoryd.store.sqlite.aux`; tasks and wait jobs in :mod:`memoryd.store.sqlite.work`;
+domains in :mod:`memoryd.store.sqlite.domains`; export, import, backup and restore in
+:mod:`memoryd.store.sqlite.transfer`.
 """
 
 from __future__ import annotations
@@ -31,19 +31,19 @@ from memoryd.store import policy
 from memoryd.store.base import Actor, Store
 from memoryd.store.filters import where
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
-from memoryd.store.sqlite_aux import SQLiteAuxTables
-from memoryd.store.sqlite_domains import SQLiteDomains
-from memoryd.store.sqlite_codec import (
+from memoryd.store.sqlite.aux import SQLiteAuxTables
+from memoryd.store.sqlite.domains import SQLiteDomains
+from memoryd.store.sqlite.codec import (
     COLUMNS,
     DIALECT,
     history_entry,
     row_to_memory,
     to_db,
 )
-from memoryd.store.sqlite_rows import SQLiteRows
-from memoryd.store.sqlite_schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
-from memoryd.store.sqlite_work import SQLiteWorkTables
-from memoryd.store.sqlite_search import SQLiteSearch, _chunks
+from memoryd.store.sqlite.transfer import SQLiteRows
+from memoryd.store.sqlite.schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
+from memoryd.store.sqlite.work import SQLiteWorkTables
+from memoryd.store.sqlite.search import SQLiteSearch, _chunks
 from memoryd.store.terms import TermChanges, apply_changes
 
 BUSY_TIMEOUT_MS = 30_000

@@ -14,7 +14,7 @@ from typing import Any
 
 from memoryd import ledger
 from memoryd.models import ApiKey, Edge, GraphFileState, Intention, SearchFilters
-from memoryd.store.sqlite_codec import dt, ts
+from memoryd.store.sqlite.codec import dt, ts
 
 _INTENTION_COLS = ("id", "description", "trigger", "priority", "status", "deadline", "due_at",
                    "snoozed_until", "created_at", "updated_at", "agent_id", "scope", "metadata")

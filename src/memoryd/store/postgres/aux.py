@@ -16,8 +16,8 @@ from psycopg.types.json import Jsonb
 from memoryd import ledger
 from memoryd.errors import StoreError
 from memoryd.models import ApiKey, Edge, GraphFileState, Intention, SearchFilters
-from memoryd.store import postgres_schema as schema_mod
-from memoryd.store.postgres_codec import dumps, utc
+from memoryd.store.postgres import schema as schema_mod
+from memoryd.store.postgres.codec import dumps, utc
 from memoryd.store.rows import TABLES
 
 _EDGE_COLS = TABLES["edges"]

@@ -16,7 +16,7 @@ from memoryd.errors import StoreError
 from memoryd.models import SearchFilters
 from memoryd.retrieval.bm25 import Candidate, CorpusStats
 from memoryd.store.base import VectorHit
-from memoryd.store.postgres_codec import to_vector
+from memoryd.store.postgres.codec import to_vector
 from memoryd.store.terms import (
     FIRST_PASS,
     CandidateQuery,

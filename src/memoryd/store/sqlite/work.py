@@ -17,7 +17,7 @@ from memoryd.errors import StoreError
 from memoryd.models import Task, TaskMessage
 from memoryd.store import work
 from memoryd.store.rows import JSON_FIELDS, TIME_FIELDS
-from memoryd.store.sqlite_codec import DIALECT, dt, ts
+from memoryd.store.sqlite.codec import DIALECT, dt, ts
 
 
 def _encode(table: str, row: dict[str, Any]) -> dict[str, Any]:

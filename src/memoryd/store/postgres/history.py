@@ -15,7 +15,7 @@ from memoryd import ledger
 from memoryd.models import HistoryEntry
 from memoryd.store import policy
 from memoryd.store.base import Actor
-from memoryd.store.postgres_codec import dumps, history_entry
+from memoryd.store.postgres.codec import dumps, history_entry
 
 _HISTORY = f"SELECT {', '.join(policy.HISTORY_COLUMNS)} FROM history"
 
