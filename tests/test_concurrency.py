@@ -361,7 +361,7 @@ def test_schema_migration_from_many_processes_at_once(pg_database) -> None:
     url = pg_database(migrated=False)
     code = (
         "import sys; from memoryd.store.postgres import PostgresStore; "
-        "s = PostgresStore(sys.argv[1]); print(s.schema_version); s.close()"
+        "s = PostgresStore(sys.argv[1]); print(s.db.schema_version); s.close()"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(6)]

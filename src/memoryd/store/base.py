@@ -24,7 +24,6 @@ import functools
 import inspect
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from collections.abc import Sequence
@@ -49,23 +48,18 @@ from memoryd.models import (
 from memoryd.retrieval import bm25
 from memoryd.retrieval.bm25 import KeywordPool
 from memoryd.retrieval.tokens import query_terms
-from memoryd.store import policy
+from memoryd.store import edges as edge_sql
+from memoryd.store import history as history_sql
+from memoryd.store import keywords, policy
+from memoryd.store.change import Actor
 from memoryd.store.contracts import Assignment, DomainTables, GraphFileTables, WorkTables
-from memoryd.store.filters import LIST_ORDERS
+from memoryd.store.database import Database
+from memoryd.store.filters import LIST_ORDERS, where
 from memoryd.store.terms import CandidateQuery
 
 __all__ = ["Actor", "Assignment", "KeywordHit", "KeywordPool", "ListOrder", "Store", "VectorHit"]
 
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who makes a change: recorded in the history of every mutation."""
-
-    name: str | None = None  # e.g. "key:<label>", "cli", "import"
-    agent_id: str | None = None
-    key_label: str | None = None  # the API key the change came through, if any
 
 
 class Store(GraphFileTables, WorkTables, DomainTables, ABC):
@@ -74,6 +68,8 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
 
     url: str
     backend: str
+    #: The database, shared by declaration with every part of the store.
+    db: Database
     #: The database driver's base error classes, mapped to StoreError on every contract call.
     driver_errors: ClassVar[tuple[type[BaseException], ...]] = ()
 
@@ -95,27 +91,24 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
     def health(self) -> dict[str, Any]:
         """A cheap check that the store answers; raises StoreError when unusable."""
 
-    @abstractmethod
     def transaction(self) -> AbstractContextManager[None]:
         """Group several write calls into one transaction: all of them or none.
 
-        Write methods called inside join it; nesting is allowed.
+        Write methods called inside join it, those of the store's parts too; nesting is
+        allowed.
         """
+        return self.db.transaction()
 
     # --- embedding model bookkeeping ------------------------------------
-    @abstractmethod
-    def _meta(self, key: str) -> str | None:
-        """A value of the store's meta table (None when unset)."""
-
     @property
     def embedding_model(self) -> str | None:
         """The model id that made this store's vectors (None while it has none)."""
-        return self._meta("embedding_model")
+        return self.db.meta("embedding_model")
 
     @property
     def embedding_dims(self) -> int | None:
         """The dimension of this store's vectors."""
-        value = self._meta("embedding_dims")
+        value = self.db.meta("embedding_dims")
         return int(value) if value else None
 
     @abstractmethod
@@ -240,40 +233,27 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         formula (:func:`memoryd.retrieval.bm25.bm25_scores`); each candidate carries its
         length and its count of each query term.
         """
-        distinct = list(dict.fromkeys(t for t in terms if t))
-        stats = self._corpus_stats(distinct)
+        distinct = keywords.term_list(terms)
+        stats = keywords.corpus_stats(self.db, distinct)
         if not distinct or limit <= 0 or stats.documents == 0:
             return KeywordPool(stats, [])
         query = CandidateQuery.of(distinct, stats, k1, b)
-        return KeywordPool(stats, self._keyword_candidates(query, filters, now, limit))
+        clause, params = where(filters, now, self.db.dialect)
+        return KeywordPool(stats, keywords.candidates(self.db, query, clause, params, limit))
 
     def corpus_stats(self, terms: Sequence[str]) -> bm25.CorpusStats:
         """N, the average length and the df of each of ``terms`` (as the keyword side reads them)."""
-        return self._corpus_stats(list(dict.fromkeys(t for t in terms if t)))
-
-    @abstractmethod
-    def _corpus_stats(self, terms: list[str]) -> bm25.CorpusStats:
-        """N, average length and the df of each term (:func:`memoryd.store.terms.corpus_stats`)."""
-
-    @abstractmethod
-    def _keyword_candidates(self, query: CandidateQuery, filters: SearchFilters, now: datetime,
-                            limit: int) -> list[bm25.Candidate]:
-        """Run :func:`memoryd.store.terms.candidates_sql`: a first pass over the best
-        ``FIRST_PASS``, and every match when the filters leave fewer than ``limit``."""
+        return keywords.corpus_stats(self.db, keywords.term_list(terms))
 
     def term_counts(self, memory_ids: Sequence[str], terms: Sequence[str]) -> list[bm25.Candidate]:
         """The given memories' length and counts of ``terms`` (e.g. for vector candidates), in
         the order given (missing ids are left out); the statistics come from :meth:`corpus_stats`."""
-        distinct = list(dict.fromkeys(t for t in terms if t))
+        distinct = keywords.term_list(terms)
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return []
-        found = {c.memory_id: c for c in self._term_frequencies(ids, distinct)}
+        found = {c.memory_id: c for c in keywords.frequencies(self.db, ids, distinct)}
         return [found[i] for i in ids if i in found]
-
-    @abstractmethod
-    def _term_frequencies(self, memory_ids: list[str], terms: list[str]) -> list[bm25.Candidate]:
-        """Run :func:`memoryd.store.terms.frequencies_sql` (in chunks)."""
 
     def keyword_search(
         self, text: str, filters: SearchFilters, *, now: datetime, limit: int,
@@ -321,31 +301,31 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
     def iter_memories(self, batch_size: int = 500) -> Iterator[Memory]:
         """Every memory, oldest first (export, re-embedding, consolidation)."""
 
-    @abstractmethod
     def history(self, memory_id: str) -> list[HistoryEntry]:
         """Every recorded change of one memory, oldest first."""
+        return history_sql.of_memory(self.db, memory_id)
 
-    @abstractmethod
     def changes_since(self, seq: int, limit: int = 1000) -> list[HistoryEntry]:
         """History entries with a sequence number above ``seq``, in order."""
+        return history_sql.since(self.db, seq, limit)
 
-    @abstractmethod
     def changes_between(self, start: datetime, end: datetime, limit: int = 10_000) -> list[HistoryEntry]:
         """History entries recorded at or after ``start`` and before ``end``, in order."""
+        return history_sql.between(self.db, start, end, limit)
 
-    @abstractmethod
     def last_seq(self) -> int:
         """The newest change sequence number (0 while there is no history). Cheap: a cache
         asks it on every read whether anything changed since it was filled."""
+        return history_sql.last_seq(self.db)
 
     # --- audit ledger ----------------------------------------------------
-    @abstractmethod
     def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[LedgerEntry]:
         """Ledger entries with a position above ``after``, in order (see memoryd.ledger)."""
+        return history_sql.ledger_page(self.db, after, limit)
 
-    @abstractmethod
     def ledger_head(self) -> LedgerEntry | None:
         """The newest ledger entry (None while the ledger is empty)."""
+        return history_sql.ledger_head(self.db)
 
     @abstractmethod
     def stats(self) -> StoreStats:
@@ -390,22 +370,22 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         """Bring indexes up to date after import_rows (e.g. rebuild the vector index)."""
 
     # --- graph -----------------------------------------------------------
-    @abstractmethod
     def upsert_edges(self, edges: list[Edge]) -> None:
         """Insert edges, replacing (source, target, type) duplicates; one transaction."""
+        edge_sql.upsert(self.db, edges)
 
-    @abstractmethod
     def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
         """Edges touching any of the memories (either direction); valid at ``now`` if given."""
+        return edge_sql.around(self.db, memory_ids, now)
 
-    @abstractmethod
     def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
         """Set valid_until on one edge; False if there is no such edge."""
+        return edge_sql.expire(self.db, source_id, target_id, edge_type, at)
 
-    @abstractmethod
     def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
         """Every edge (expired ones too) whose source memory passes the filters: one query
         for a whole graph, where :meth:`edges_of` would take one per few hundred ids."""
+        return edge_sql.from_matching(self.db, filters, now)
 
     # --- intentions ------------------------------------------------------
     @abstractmethod

@@ -6,9 +6,9 @@ A mixin of PostgresStore, split out so that each file keeps to one concept.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -16,7 +16,6 @@ from psycopg.types.json import Jsonb
 from memoryd import ledger
 from memoryd.errors import StoreError
 from memoryd.models import ApiKey, Edge, GraphFileState, Intention, SearchFilters
-from memoryd.store.postgres import schema as schema_mod
 from memoryd.store.postgres.codec import dumps, utc
 from memoryd.store.rows import TABLES
 
@@ -30,8 +29,6 @@ _GRAPH_FILE_COLS = TABLES["graph_files"]
 class PostgresAuxTables:
     """Edges, intentions, keys, session access marks, watermarks, reports, maintenance locks."""
 
-    schema: str
-
     def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]:  # provided by PostgresStore
         raise NotImplementedError
 
@@ -43,68 +40,6 @@ class PostgresAuxTables:
 
     def _ledger_append(self, cur: psycopg.Cursor[Any], pending: list[ledger.PendingEntry]) -> None:
         raise NotImplementedError  # provided by PostgresStore
-
-    # --- graph -----------------------------------------------------------
-    def upsert_edges(self, edges: list[Edge]) -> None:
-        if not edges:
-            return
-        cols = ", ".join(_EDGE_COLS)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in _EDGE_COLS[3:])
-        unique = {(e.source_id, e.target_id, e.edge_type): e for e in edges}
-        try:
-            with self._write() as cur:
-                cur.executemany(
-                    f"INSERT INTO edges ({cols}) VALUES ({', '.join(['%s'] * len(_EDGE_COLS))}) "
-                    f"ON CONFLICT (source_id, target_id, edge_type) DO UPDATE SET {updates}",
-                    [
-                        (e.source_id, e.target_id, e.edge_type, e.weight, e.created_at, e.valid_from,
-                         e.valid_until, Jsonb(e.metadata, dumps=dumps))
-                        for _, e in sorted(unique.items())
-                    ],
-                )
-        except psycopg.errors.ForeignKeyViolation as exc:
-            raise StoreError(f"an edge names a memory that does not exist: {exc}") from exc
-
-    def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return []
-        statement = (
-            f"SELECT {', '.join(_EDGE_COLS)} FROM edges "
-            "WHERE (source_id = ANY(%s) OR target_id = ANY(%s))"
-        )
-        params: list[Any] = [ids, ids]
-        if now is not None:
-            statement += (" AND (valid_until IS NULL OR valid_until > %s)"
-                          " AND (valid_from IS NULL OR valid_from <= %s)")
-            params += [now, now]
-        with self._conn() as conn:
-            rows = conn.execute(statement + " ORDER BY pos", params).fetchall()
-        return [self._edge(r) for r in rows]
-
-    def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
-        where, params = self._where(filters, now)
-        with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {', '.join('e.' + c for c in _EDGE_COLS)} FROM memories m "
-                f"JOIN edges e ON e.source_id = m.id WHERE {where} ORDER BY e.pos", params
-            ).fetchall()
-        return [self._edge(r) for r in rows]
-
-    @staticmethod
-    def _edge(r: tuple[Any, ...]) -> Edge:
-        return Edge(source_id=r[0], target_id=r[1], edge_type=r[2], weight=r[3],
-                    created_at=utc(r[4]), valid_from=utc(r[5]), valid_until=utc(r[6]),
-                    metadata=r[7])
-
-    def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
-        with self._write() as cur:
-            cur.execute(
-                "UPDATE edges SET valid_until = %s WHERE source_id = %s AND target_id = %s "
-                "AND edge_type = %s",
-                (at, source_id, target_id, edge_type),
-            )
-            return cur.rowcount > 0
 
     # --- knowledge-graph files -------------------------------------------
     @staticmethod
@@ -137,11 +72,6 @@ class PostgresAuxTables:
                 (state.path, state.scope, Jsonb(state.base, dumps=dumps), state.signature,
                  state.seq, state.updated_at),
             )
-
-    def last_seq(self) -> int:
-        with self._conn() as conn:
-            (seq,) = conn.execute("SELECT coalesce(max(seq), 0) FROM history").fetchone()  # type: ignore[misc]
-        return int(seq)
 
     # --- intentions ------------------------------------------------------
     def save_intention(self, intention: Intention) -> None:
@@ -225,19 +155,6 @@ class PostgresAuxTables:
             cur.execute("UPDATE api_keys SET last_used = %s WHERE id = %s", (at, key_id))
 
     # --- sessions, watermarks, reports ----------------------------------
-    def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return set()
-        with self._write(lock=False) as cur:
-            rows = cur.execute(
-                "INSERT INTO session_access (session_id, memory_id, at) "
-                "SELECT %s, x, %s FROM unnest(%s::text[]) AS x "
-                "ON CONFLICT DO NOTHING RETURNING memory_id",
-                (session_id, at, ids),
-            ).fetchall()
-        return {r[0] for r in rows}
-
     def get_watermark(self, key: str) -> int:
         with self._conn() as conn:
             row = conn.execute("SELECT value FROM watermarks WHERE key = %s", (key,)).fetchone()
@@ -268,24 +185,3 @@ class PostgresAuxTables:
                 (kind, limit),
             ).fetchall()
         return [{"id": r[0], "at": utc(r[1]), **r[2]} for r in rows]
-
-    # --- maintenance locks -------------------------------------------------
-    @contextmanager
-    def maintenance_lock(self, name: str) -> Iterator[bool]:
-        """Hold a named lock across servers for a maintenance job (e.g. consolidation).
-
-        Yields False at once, without waiting, when another process holds it:
-
-        >>> with store.maintenance_lock("consolidate") as mine:
-        ...     if mine: run_consolidation()
-        """
-        with self._conn() as conn:
-            # Advisory locks span the whole server: name the database too, so two stores
-            # in different databases never hold each other's locks.
-            key = schema_mod.lock_key(f"{conn.info.dbname}/{self.schema}", f"maintenance:{name}")
-            (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()  # type: ignore[misc]
-            try:
-                yield bool(got)
-            finally:
-                if got:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))

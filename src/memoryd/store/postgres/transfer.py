@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import gzip
 import json
-from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
 import psycopg
-from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memoryd.errors import ModelMismatch, StoreError
 from memoryd.store.postgres import migrations as migrations
 from memoryd.store.postgres import vectors as vector_sql
-from memoryd.store.base import Actor
+from memoryd.store.change import Actor, Recorded
 from memoryd.store.postgres.codec import dumps, to_vector, utc
+from memoryd.store.postgres.database import PostgresDatabase
 from memoryd.store.rows import (
     JSON_FIELDS,
     TABLES,
@@ -73,31 +72,12 @@ def _index_memories(cur: psycopg.Cursor[Any], rows: list[dict[str, Any]]) -> Non
 class PostgresRows:
     """``export_rows`` / ``import_rows``, ``backup`` / ``restore`` and bulk index builds."""
 
-    schema: str
-    schema_version: int
-    _history_seq: str
-    _reports_seq: str
-
-    def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]:  # provided by PostgresStore
-        raise NotImplementedError
-
-    def _write(self, *, lock: bool = True) -> AbstractContextManager[psycopg.Cursor[Any]]:
-        raise NotImplementedError
-
-    def _meta(self, key: str, cur: psycopg.Cursor[Any] | None = None) -> str | None:
-        raise NotImplementedError
-
-    def _set_model(self, cur: psycopg.Cursor[Any], model_id: str, dims: int) -> None:
-        raise NotImplementedError
-
-    def _record(self, cur: psycopg.Cursor[Any], memory_id: str, operation: str, actor: Actor,
-                details: dict[str, Any] | None = None, *, content: str | None = None) -> int:
-        raise NotImplementedError
+    db: PostgresDatabase
 
     # --- logical rows: migration and backup --------------------------------
     def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
         """Rows of a logical table (see :mod:`memoryd.store.rows`) after position ``after``."""
-        with self._conn() as conn:
+        with self.db.read() as conn:
             return self._export(conn, table, after, limit)
 
     def _export(
@@ -135,7 +115,7 @@ class PostgresRows:
         if not rows:
             return 0
         try:
-            with self._write() as cur:
+            with self.db.write() as cur:
                 return self._import(cur, table, rows)
         except psycopg.Error as exc:
             raise StoreError(f"could not import {table} rows: {exc}") from exc
@@ -145,7 +125,7 @@ class PostgresRows:
         json_fields = JSON_FIELDS[table]
         columns = ["embedding" if f == "vector" else f for f in fields]
         if table == "memories" and any(r.get("vector") is not None for r in rows):
-            if self._meta("embedding_model", cur) is None:
+            if self.db.meta("embedding_model") is None:
                 raise StoreError("set_embedding_model before importing vectors")
 
         arrays = ("tags", "domains") if table == "memories" else ()  # text[], not jsonb
@@ -174,12 +154,12 @@ class PostgresRows:
         if table == "history":
             cur.execute(
                 "SELECT setval(%s, (SELECT coalesce(max(seq), 0) FROM history) + 1, false)",
-                (self._history_seq,),
+                (self.db.history_seq,),
             )
         elif table == "reports":
             cur.execute(
                 "SELECT setval(%s, (SELECT coalesce(max(id), 0) FROM reports) + 1, false)",
-                (self._reports_seq,),
+                (self.db.reports_seq,),
             )
         elif table == "task_messages":
             cur.execute(
@@ -190,7 +170,7 @@ class PostgresRows:
 
     def finish_import(self) -> None:
         """Refresh the planner's statistics after a bulk import."""
-        with self._conn() as conn:
+        with self.db.read() as conn:
             conn.execute("ANALYZE memories")
 
     def backup(self, path: Path) -> None:
@@ -201,13 +181,13 @@ class PostgresRows:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial_path = path.with_name(path.name + ".partial")
         try:
-            with self._conn() as conn, conn.transaction():
+            with self.db.read() as conn, conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
                 with gzip.open(partial_path, "wt", encoding="utf-8") as out:
                     header = {
                         "format": DUMP_FORMAT, "version": DUMP_VERSION,
-                        "schema_version": self.schema_version,
+                        "schema_version": self.db.schema_version,
                         "embedding_model": meta.get("embedding_model"),
                         "embedding_dims": meta.get("embedding_dims"),
                         "created_at": datetime.now(timezone.utc).isoformat(),
@@ -257,49 +237,41 @@ class PostgresRows:
             if expect_model and backup_model and backup_model != expect_model:
                 raise ModelMismatch(backup_model, expect_model)
             try:
-                with self._write() as cur:
+                with self.db.write() as cur:
                     (high,) = cur.execute("SELECT coalesce(max(seq), 0) FROM history").fetchone()
-                    cur.execute(
-                        "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
-                        "session_access, watermarks, reports, ledger, tasks, task_messages, "
-                        "wait_jobs, graph_files, domains, domain_proposals, domain_settings, "
-                        "memory_terms, term_stats"
-                    )
-                    clear_index(cur)
-                    cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
-                    if header.get("embedding_model") and header.get("embedding_dims"):
-                        self._set_model(cur, header["embedding_model"], int(header["embedding_dims"]))
-                    batch: list[dict[str, Any]] = []
-                    current = None
-                    for line in handle:
-                        item = json.loads(line)
-                        if item["table"] != current or len(batch) >= 1000:
-                            if batch:
-                                self._import(cur, current, batch)  # type: ignore[arg-type]
-                            batch, current = [], item["table"]
-                        batch.append(from_json(current, item["row"]))
-                    if batch:
-                        self._import(cur, current, batch)  # type: ignore[arg-type]
+                    self._replace(cur, header, handle)
                     # Sequence numbers never go backwards (readers follow changes by seq).
                     cur.execute(
                         "SELECT setval(%s, greatest(%s, (SELECT coalesce(max(seq), 0) FROM history)) + 1, false)",
-                        (self._history_seq, high),
+                        (self.db.history_seq, high),
                     )
                     migrations.start_ledger(cur)  # a backup from before the ledger existed
-                    self._record(cur, "", "restore", Actor("restore"), {"from": str(path)})
+                    self.db.record(cur, [Recorded("", "restore", Actor("restore"),
+                                                  {"from": str(path)})])
             except psycopg.Error as exc:
                 raise StoreError(f"could not restore {path}: {exc}") from exc
 
-    # --- bulk loading (benchmarks, large migrations) ----------------------
-    def drop_vector_index(self) -> None:
-        """Drop the HNSW index (before a large bulk load); rebuild with build_vector_index."""
-        with self._write() as cur:
-            cur.execute(sql.SQL("DROP INDEX IF EXISTS {}.memories_embedding_hnsw").format(
-                sql.Identifier(self.schema)))
-
-    def build_vector_index(self, *, maintenance_work_mem: str = "1GB", workers: int = 2) -> None:
-        """(Re)build the HNSW index, with more memory and parallel workers than a plain insert."""
-        with self._write() as cur:
-            cur.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
-            cur.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
-            vector_sql.create_vector_index(cur, self.schema)
+    def _replace(self, cur: psycopg.Cursor[Any], header: dict[str, Any], lines: IO[str]) -> None:
+        """Empty every table and load the rows of a backup (inside the caller's transaction)."""
+        cur.execute(
+            "TRUNCATE memories, pending_vectors, history, edges, intentions, api_keys, "
+            "session_access, watermarks, reports, ledger, tasks, task_messages, "
+            "wait_jobs, graph_files, domains, domain_proposals, domain_settings, "
+            "memory_terms, term_stats"
+        )
+        clear_index(cur)
+        cur.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dims')")
+        if header.get("embedding_model") and header.get("embedding_dims"):
+            vector_sql.set_model(cur, self.db.schema, header["embedding_model"],
+                                 int(header["embedding_dims"]))
+        batch: list[dict[str, Any]] = []
+        current = None
+        for line in lines:
+            item = json.loads(line)
+            if item["table"] != current or len(batch) >= 1000:
+                if batch:
+                    self._import(cur, current, batch)  # type: ignore[arg-type]
+                batch, current = [], item["table"]
+            batch.append(from_json(current, item["row"]))
+        if batch:
+            self._import(cur, current, batch)  # type: ignore[arg-type]

@@ -40,62 +40,6 @@ class SQLiteAuxTables:
     def _ledger_append(conn: sqlite3.Connection, pending: list[ledger.PendingEntry]) -> None:
         raise NotImplementedError  # provided by SQLiteStore
 
-    # --- graph -----------------------------------------------------------
-    def upsert_edges(self, edges: list[Edge]) -> None:
-        if not edges:
-            return
-        with self._write() as conn:
-            conn.executemany(
-                f"INSERT OR REPLACE INTO edges ({', '.join(_EDGE_COLS)}) "
-                f"VALUES ({', '.join('?' * len(_EDGE_COLS))})",
-                [
-                    (e.source_id, e.target_id, e.edge_type, e.weight, ts(e.created_at),
-                     ts(e.valid_from), ts(e.valid_until), json.dumps(e.metadata))
-                    for e in edges
-                ],
-            )
-
-    def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
-        if not memory_ids:
-            return []
-        out: list[Edge] = []
-        ids = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(ids), 400):
-            chunk = ids[start : start + 400]
-            marks = ", ".join("?" * len(chunk))
-            sql = (f"SELECT {', '.join(_EDGE_COLS)} FROM edges "
-                   f"WHERE (source_id IN ({marks}) OR target_id IN ({marks}))")
-            params: list[Any] = [*chunk, *chunk]
-            if now is not None:
-                sql += (" AND (valid_until IS NULL OR valid_until > ?)"
-                        " AND (valid_from IS NULL OR valid_from <= ?)")
-                params += [now.timestamp(), now.timestamp()]
-            out.extend(self._edge(row) for row in self._conn.execute(sql, params))
-        unique = {(e.source_id, e.target_id, e.edge_type): e for e in out}
-        return list(unique.values())
-
-    def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
-        where, params = self._where(filters, now)
-        rows = self._conn.execute(
-            f"SELECT {', '.join('e.' + c for c in _EDGE_COLS)} FROM memories m "
-            f"JOIN edges e ON e.source_id = m.id WHERE {where}", params)
-        return [self._edge(row) for row in rows]
-
-    @staticmethod
-    def _edge(row: tuple) -> Edge:
-        return Edge(source_id=row[0], target_id=row[1], edge_type=row[2], weight=row[3],
-                    created_at=dt(row[4]), valid_from=dt(row[5]), valid_until=dt(row[6]),
-                    metadata=json.loads(row[7]))
-
-    def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
-        with self._write() as conn:
-            cur = conn.execute(
-                "UPDATE edges SET valid_until = ? WHERE source_id = ? AND target_id = ? "
-                "AND edge_type = ?",
-                (at.timestamp(), source_id, target_id, edge_type),
-            )
-            return cur.rowcount > 0
-
     # --- knowledge-graph files -------------------------------------------
     @staticmethod
     def _graph_file(row: tuple) -> GraphFileState:
@@ -125,10 +69,6 @@ class SQLiteAuxTables:
                 (state.path, state.scope, json.dumps(state.base, sort_keys=True),
                  state.signature, state.seq, ts(state.updated_at)),
             )
-
-    def last_seq(self) -> int:
-        (seq,) = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
-        return int(seq)
 
     # --- intentions ------------------------------------------------------
     def save_intention(self, intention: Intention) -> None:
@@ -207,19 +147,6 @@ class SQLiteAuxTables:
             conn.execute("UPDATE api_keys SET last_used = ? WHERE id = ?", (at.timestamp(), key_id))
 
     # --- sessions, watermarks, reports ----------------------------------
-    def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
-        fresh: set[str] = set()
-        with self._write() as conn:
-            for memory_id in dict.fromkeys(memory_ids):
-                cur = conn.execute(
-                    "INSERT OR IGNORE INTO session_access (session_id, memory_id, at) "
-                    "VALUES (?, ?, ?)",
-                    (session_id, memory_id, at.timestamp()),
-                )
-                if cur.rowcount:
-                    fresh.add(memory_id)
-        return fresh
-
     def get_watermark(self, key: str) -> int:
         row = self._conn.execute("SELECT value FROM watermarks WHERE key = ?", (key,)).fetchone()
         return int(row[0]) if row else 0

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.errors import ModelMismatch, StoreError
-from memoryd.store.base import Actor
+from memoryd.store.change import Actor, Recorded
 from memoryd.store.rows import (
     JSON_FIELDS,
     MEMORY_FIELDS,
@@ -29,7 +29,8 @@ from memoryd.store.rows import (
     check_table,
 )
 from memoryd.store.sqlite.codec import dt, ts
-from memoryd.store.sqlite.schema import migrate
+from memoryd.store.sqlite.database import SQLiteDatabase
+from memoryd.store.sqlite.search import VectorCache
 from memoryd.store.terms import TermChanges, apply_changes
 
 # The column that orders each logical table for export (and resuming a copy).
@@ -46,26 +47,14 @@ class SQLiteRows:
     """``export_rows`` / ``import_rows`` / ``finish_import``, ``backup`` / ``restore``."""
 
     path: Path
-    schema_version: int
-    _write_lock: Any
-    _hnsw_path: Path
-    _hnsw_meta_path: Path
-
+    db: SQLiteDatabase
+    vector_cache: VectorCache
     _conn: sqlite3.Connection
-    _index: Any
-    _graph_paused: bool = False
     embedding_model: str | None  # properties of Store
     embedding_dims: int | None
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by SQLiteStore
         raise NotImplementedError
-
-    def _load_index(self, dims: int) -> None:  # provided by SQLiteStore
-        raise NotImplementedError
-
-    def _record(self, conn: sqlite3.Connection, memory_id: str, operation: str, actor: Actor,
-                details: dict[str, Any] | None = None) -> int:
-        raise NotImplementedError  # provided by SQLiteStore
 
     def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
         """Rows of a logical table (see :mod:`memoryd.store.rows`) after position ``after``."""
@@ -148,7 +137,7 @@ class SQLiteRows:
         model, dims = self.embedding_model, self.embedding_dims
         if any(r.get("vector") is not None for r in rows) and model is None:
             raise StoreError("set_embedding_model before importing vectors")
-        self._pause_graph()
+        self.vector_cache.pause_graph()
         cols = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
         marks = ", ".join("?" * len(cols))
         inserted = 0
@@ -179,20 +168,9 @@ class SQLiteRows:
             apply_changes(conn, "?", keywords)
         return inserted
 
-    def _pause_graph(self) -> None:
-        # Imported rows keep their old sequence numbers, which the index's catch-up
-        # (by seq) cannot follow; the index is rebuilt once in finish_import(). Until
-        # then no HNSW graph is built batch by batch.
-        if self._index is not None and not self._graph_paused:
-            self._index.hnsw_threshold = 1 << 62
-            self._graph_paused = True
-
     def finish_import(self) -> None:
         """Rebuild the vector index from the table after a bulk import."""
-        dims = self.embedding_dims
-        if dims:
-            self._load_index(dims)
-        self._graph_paused = False
+        self.vector_cache.resume()
 
     # --- backup and restore ---------------------------------------------
     def backup(self, path: Path) -> None:
@@ -222,21 +200,18 @@ class SQLiteRows:
         if expect_model and backup_model and has_vectors and backup_model != expect_model:
             raise ModelMismatch(backup_model, expect_model)
         (high,) = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
-        with self._write_lock:
+        with self.db.exclusive() as conn:
             src = sqlite3.connect(Path(path))
             try:
-                src.backup(self._conn)
+                src.backup(conn)
             finally:
                 src.close()
-        self._hnsw_meta_path.unlink(missing_ok=True)
-        self._hnsw_path.unlink(missing_ok=True)
-        self.schema_version = migrate(self._conn)
-        with self._write() as conn:
+        self.vector_cache.discard()
+        self.db.migrate()
+        with self.db.write() as conn:
             (restored,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
             conn.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'history'",
                          (max(high, restored),))
-            self._record(conn, "", "restore", Actor("restore"), {"from": str(path)})
-        self._index = None
-        dims = self.embedding_dims
-        if dims:
-            self._load_index(dims)
+            self.db.record(conn, [Recorded("", "restore", Actor("restore"), {"from": str(path)})])
+        if self.vector_cache.index is None:  # the commit above loaded it when there are vectors
+            self.vector_cache.open()
