@@ -321,7 +321,7 @@ def test_writer_killed_mid_batch_leaves_whole_batches(shared_url: str, kill_dela
         assert store.stats().vectors == len(ids)
         _assert_ledger_matches_history(store, history)
         # Still writable after the crash.
-        store.set_watermark("after-crash", 1)
+        store.bookkeeping.set_watermark("after-crash", 1)
     finally:
         store.close()
     if shared_url.startswith("sqlite"):

@@ -1,6 +1,9 @@
 """The store contract: what every backend (SQLite, PostgreSQL) must do.
 
-The engine talks to storage only through this class. A backend keeps memories,
+The engine talks to storage only through this class and the parts it is composed of
+(:mod:`memoryd.store.parts`): ``store.work``, ``store.domains``, ``store.graph_files``,
+``store.keys``, ``store.bookkeeping`` and ``store.transfer``, each built over the store's
+database handle (:class:`memoryd.store.database.Database`). A backend keeps memories,
 their vectors, a keyword index, scheduling state and a change history consistent
 with each other: every write method is one transaction, records one history entry
 per memory it touches, appends the matching entry to the hash-chained audit ledger
@@ -14,30 +17,26 @@ lengths) is kept in the same transaction as every memory write and counted once,
 
 The policy (which fields a change may set, what history records, what a purge scrubs) is
 written once in :mod:`memoryd.store.policy` and the filters once in
-:mod:`memoryd.store.filters`; a backend supplies SQL for the ``_`` hooks below. Every error
-its database driver raises (``driver_errors``) reaches callers as :class:`StoreError`.
+:mod:`memoryd.store.filters`; history, edges and the keyword side are read the same way on
+every backend (:mod:`memoryd.store.history`, :mod:`memoryd.store.edges`,
+:mod:`memoryd.store.keywords`); a backend supplies SQL for the ``_`` hooks below. Every
+error its database driver raises (``driver_errors``) reaches callers as :class:`StoreError`.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from datetime import datetime
-from pathlib import Path
 from collections.abc import Sequence
-from typing import Any, Callable, ClassVar, Iterator, Literal
+from typing import Any, ClassVar, Iterator, Literal
 
 import numpy as np
 
-from memoryd.errors import MemorydError, StoreError
 from memoryd.ledger import LedgerEntry
 from memoryd.models import (
-    ApiKey,
     Edge,
     HistoryEntry,
-    Intention,
     KeywordHit,
     Memory,
     SchedulingState,
@@ -51,9 +50,15 @@ from memoryd.retrieval.tokens import query_terms
 from memoryd.store import edges as edge_sql
 from memoryd.store import history as history_sql
 from memoryd.store import keywords, policy
+from memoryd.store.api_keys import ApiKeys
+from memoryd.store.bookkeeping import Bookkeeping
 from memoryd.store.change import Actor
-from memoryd.store.contracts import Assignment, DomainTables, GraphFileTables, WorkTables
 from memoryd.store.database import Database
+from memoryd.store.domains import Assignment, AssignStatement, Domains
+from memoryd.store.graph_files import GraphFiles
+from memoryd.store.transfer import Transfer
+from memoryd.store.translate import _translating
+from memoryd.store.work import Work
 from memoryd.store.filters import LIST_ORDERS, where
 from memoryd.store.terms import CandidateQuery
 
@@ -62,14 +67,26 @@ __all__ = ["Actor", "Assignment", "KeywordHit", "KeywordPool", "ListOrder", "Sto
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
 
 
-class Store(GraphFileTables, WorkTables, DomainTables, ABC):
-    """A memoryd store. Implementations: SQLiteStore, PostgresStore. The contract of graph
-    files, task memory, wait jobs and domains is in :mod:`memoryd.store.contracts`."""
+class Store(ABC):
+    """A memoryd store: its core (memories, vectors, search, history, edges) and its parts.
+    Implementations: SQLiteStore, PostgresStore."""
 
     url: str
     backend: str
     #: The database, shared by declaration with every part of the store.
     db: Database
+    #: Tasks, their messages, wait jobs and intentions (:mod:`memoryd.store.work`).
+    work: Work
+    #: Domains, the threshold, assignments and proposals (:mod:`memoryd.store.domains`).
+    domains: Domains
+    #: The mirrored knowledge-graph files (:mod:`memoryd.store.graph_files`).
+    graph_files: GraphFiles
+    #: API key records (:mod:`memoryd.store.api_keys`).
+    keys: ApiKeys
+    #: Watermarks and reports (:mod:`memoryd.store.bookkeeping`).
+    bookkeeping: Bookkeeping
+    #: Export, import, backup and restore (:mod:`memoryd.store.transfer`).
+    transfer: Transfer
     #: The database driver's base error classes, mapped to StoreError on every contract call.
     driver_errors: ClassVar[tuple[type[BaseException], ...]] = ()
 
@@ -81,6 +98,17 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
             method = getattr(cls, name, None)
             if method is not None and not getattr(method, "__translated__", False):
                 setattr(cls, name, _translating(method, cls.driver_errors))
+
+    def __init__(self, db: Database, *, assign: AssignStatement, transfer: Transfer) -> None:
+        """Compose the store over ``db``: every part shares it (and its transactions)."""
+        self.db = db
+        self.url = db.url
+        self.work = Work(db)
+        self.domains = Domains(db, assign)
+        self.graph_files = GraphFiles(db)
+        self.keys = ApiKeys(db)
+        self.bookkeeping = Bookkeeping(db)
+        self.transfer = transfer
 
     # --- lifecycle -------------------------------------------------------
     @abstractmethod
@@ -340,35 +368,6 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         another process does, so two servers never consolidate the same store at once.
         """
 
-    @abstractmethod
-    def backup(self, path: Path) -> None:
-        """Write a consistent copy of the whole store to ``path`` while it stays online."""
-
-    @abstractmethod
-    def restore(self, path: Path, *, expect_model: str | None = None) -> None:
-        """Replace the store's contents with a backup made by :meth:`backup`.
-
-        Raises ModelMismatch, before changing anything, if the backup's vectors were
-        made by a model other than ``expect_model``.
-        """
-
-    # --- logical rows (migration between backends) ----------------------
-    @abstractmethod
-    def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
-        """Rows of a logical table (memoryd.store.rows) after position ``after``, in order.
-
-        Each row carries ``_pos``, the position to pass as ``after`` for the next page.
-        """
-
-    @abstractmethod
-    def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
-        """Insert rows exactly as exported (ids, seqs, timestamps kept), skipping rows whose
-        key exists; one transaction; records no history. Returns how many were inserted."""
-
-    @abstractmethod
-    def finish_import(self) -> None:
-        """Bring indexes up to date after import_rows (e.g. rebuild the vector index)."""
-
     # --- graph -----------------------------------------------------------
     def upsert_edges(self, edges: list[Edge]) -> None:
         """Insert edges, replacing (source, target, type) duplicates; one transaction."""
@@ -387,56 +386,10 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         for a whole graph, where :meth:`edges_of` would take one per few hundred ids."""
         return edge_sql.from_matching(self.db, filters, now)
 
-    # --- intentions ------------------------------------------------------
-    @abstractmethod
-    def save_intention(self, intention: Intention) -> None:
-        """Insert or replace an intention."""
-
-    @abstractmethod
-    def get_intention(self, intention_id: str) -> Intention | None:
-        """One intention by id."""
-
-    @abstractmethod
-    def list_intentions(self, statuses: list[str] | None = None) -> list[Intention]:
-        """Intentions, optionally only those with the given statuses, by due time."""
-
-    # --- API keys --------------------------------------------------------
-    @abstractmethod
-    def save_key(self, key: ApiKey) -> None:
-        """Insert or replace an API key record."""
-
-    @abstractmethod
-    def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        """The key with this hash (revoked keys included: the caller checks)."""
-
-    @abstractmethod
-    def list_keys(self) -> list[ApiKey]:
-        """Every key record, oldest first."""
-
-    @abstractmethod
-    def touch_key(self, key_id: str, at: datetime) -> None:
-        """Record that a key was used."""
-
-    # --- sessions, watermarks, reports ----------------------------------
+    # --- sessions --------------------------------------------------------
     @abstractmethod
     def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
         """Mark memories as retrieved in a session; return those not marked before."""
-
-    @abstractmethod
-    def get_watermark(self, key: str) -> int:
-        """A named counter (0 when unset), e.g. how many messages of a session were captured."""
-
-    @abstractmethod
-    def set_watermark(self, key: str, value: int) -> None:
-        """Set a named counter."""
-
-    @abstractmethod
-    def save_report(self, kind: str, body: dict[str, Any], at: datetime) -> int:
-        """Keep a report (e.g. of a consolidation run); returns its id."""
-
-    @abstractmethod
-    def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
-        """The newest reports of a kind, newest first."""
 
 
 # Contract methods whose driver errors become StoreError (generators and context managers
@@ -445,33 +398,6 @@ _TRANSLATED = (
     "health", "set_embedding_model", "insert", "update", "update_states", "delete",
     "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_candidates",
     "corpus_stats", "term_counts", "keyword_search", "cosines", "vector_search", "vectors",
-    "history",
-    "changes_since", "changes_between", "last_seq",
-    "ledger_entries", "ledger_head", "stats", "backup", "restore", "export_rows",
-    "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge", "edges_from", "graph_file",
-    "graph_files", "save_graph_file",
-    "save_intention", "get_intention", "list_intentions", "save_key", "key_by_hash",
-    "list_keys", "touch_key", "mark_accessed", "get_watermark", "set_watermark",
-    "save_report", "list_reports", "close", "save_task", "get_task", "list_tasks",
-    "add_task_message", "task_messages", "count_task_messages", "save_wait_job", "get_wait_job",
-    "list_wait_jobs", "list_domains", "save_domains", "domain_threshold",
-    "set_domain_threshold", "set_assignments", "save_proposals", "list_proposals",
-    "get_proposal",
+    "history", "changes_since", "changes_between", "last_seq", "ledger_entries", "ledger_head",
+    "stats", "upsert_edges", "edges_of", "expire_edge", "edges_from", "mark_accessed", "close",
 )
-
-
-def _translating(method: Callable[..., Any], errors: tuple[type[BaseException], ...]) -> Any:
-    """``method`` with the driver's errors re-raised as StoreError (memoryd's own pass)."""
-
-    @functools.wraps(method)
-    def call(self: Store, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except MemorydError:
-            raise
-        except errors as exc:
-            raise StoreError(f"the {self.backend} store failed: {exc}") from exc
-
-    assert not inspect.isgeneratorfunction(method)
-    call.__translated__ = True  # type: ignore[attr-defined]
-    return call

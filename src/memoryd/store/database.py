@@ -77,6 +77,10 @@ class Database(ABC):
         """Run an ``INSERT`` of one row and return the id the database gave it."""
 
     @abstractmethod
+    def insert_many(self, tx: Any, statement: str, rows: list[Sequence[Any]]) -> int:
+        """Run one ``INSERT`` per row of parameters; how many rows it inserted."""
+
+    @abstractmethod
     def _history(self, tx: Any, changes: list[Recorded]) -> list[int]:
         """Insert one history row per change, in order; return their sequence numbers."""
 

@@ -45,12 +45,10 @@ from memoryd.store.filters import where
 from memoryd.store.postgres import schema as schema_mod
 from memoryd.store.postgres import search
 from memoryd.store.postgres import vectors as vector_sql
-from memoryd.store.postgres.aux import PostgresAuxTables
+from memoryd.store.postgres import domains
 from memoryd.store.postgres.codec import COLUMNS, row_to_memory, to_db, to_vector
 from memoryd.store.postgres.database import PostgresDatabase, split_url
-from memoryd.store.postgres.domains import PostgresDomains
-from memoryd.store.postgres.transfer import PostgresRows
-from memoryd.store.postgres.work import PostgresWorkTables
+from memoryd.store.postgres.transfer import PostgresTransfer
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.terms import INDEXED_FIELDS, TermChanges, apply_changes
 
@@ -59,7 +57,7 @@ __all__ = ["PostgresStore", "split_url"]
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in COLUMNS) + " FROM memories m"
 
 
-class PostgresStore(PostgresRows, PostgresAuxTables, PostgresWorkTables, PostgresDomains, Store):
+class PostgresStore(Store):
     """A memoryd store in a PostgreSQL database with the pgvector extension.
 
     >>> store = PostgresStore("postgresql://memoryd@db.internal/memoryd")
@@ -70,23 +68,9 @@ class PostgresStore(PostgresRows, PostgresAuxTables, PostgresWorkTables, Postgre
 
     def __init__(self, url: str, *, ef_search: int = 128, create: bool = True,
                  pool_min: int | None = None, pool_max: int | None = None) -> None:
-        self.db = PostgresDatabase(url, ef_search=ef_search, create=create, pool_min=pool_min,
-                                   pool_max=pool_max)
-        self.url = url
-
-    # Until every part is composed, the tables still written as mixins reach the database
-    # through these.
-    def _conn(self) -> Any:
-        return self.db.read()
-
-    def _write(self, *, lock: bool = True) -> Any:
-        return self.db.write(lock=lock)
-
-    def _where(self, filters: SearchFilters, now: datetime) -> tuple[str, list[Any]]:
-        return where(filters, now, self.db.dialect)
-
-    def _ledger_append(self, cur: psycopg.Cursor[Any], pending: list[Any]) -> None:
-        self.db.append_ledger(cur, pending)
+        db = PostgresDatabase(url, ef_search=ef_search, create=create, pool_min=pool_min,
+                              pool_max=pool_max)
+        super().__init__(db, assign=domains.assign, transfer=PostgresTransfer(db))
 
     def close(self) -> None:
         self.db.close()

@@ -199,6 +199,11 @@ class PostgresDatabase(Database):
         assert row is not None
         return int(row[0])
 
+    def insert_many(self, tx: psycopg.Cursor[Any], statement: str,
+                    rows: list[Sequence[Any]]) -> int:
+        tx.executemany(statement, rows, returning=False)
+        return tx.rowcount if tx.rowcount >= 0 else len(rows)
+
     def _history(self, tx: psycopg.Cursor[Any], changes: list[Recorded]) -> list[int]:
         # Under the write lock, so these are the next numbers in commit order.
         seqs = sorted(int(r[0]) for r in tx.execute(

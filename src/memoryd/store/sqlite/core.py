@@ -28,13 +28,11 @@ from memoryd.store.base import Actor, Store
 from memoryd.store.change import Recorded
 from memoryd.store.filters import where
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
-from memoryd.store.sqlite.aux import SQLiteAuxTables
+from memoryd.store.sqlite import domains
 from memoryd.store.sqlite.codec import COLUMNS, row_to_memory, to_db
 from memoryd.store.sqlite.database import SQLiteDatabase
-from memoryd.store.sqlite.domains import SQLiteDomains
 from memoryd.store.sqlite.search import VectorCache
-from memoryd.store.sqlite.transfer import SQLiteRows
-from memoryd.store.sqlite.work import SQLiteWorkTables
+from memoryd.store.sqlite.transfer import SQLiteTransfer
 from memoryd.store.terms import TermChanges, apply_changes
 
 __all__ = ["SQLiteStore", "parse_sqlite_url"]
@@ -63,7 +61,7 @@ def parse_sqlite_url(url: str) -> Path:
     return Path(url)
 
 
-class SQLiteStore(SQLiteAuxTables, SQLiteWorkTables, SQLiteDomains, SQLiteRows, Store):
+class SQLiteStore(Store):
     """The embedded default store: a single SQLite file in WAL mode."""
 
     backend = "sqlite"
@@ -71,26 +69,13 @@ class SQLiteStore(SQLiteAuxTables, SQLiteWorkTables, SQLiteDomains, SQLiteRows, 
 
     def __init__(self, path: Path | str, *, hnsw_threshold: int = 20_000, ef_search: int = 128,
                  create: bool = True) -> None:
-        self.db = SQLiteDatabase(path, create=create)
-        self.path, self.url = self.db.path, self.db.url
-        self.vector_cache = VectorCache(self.db, hnsw_threshold=hnsw_threshold,
-                                        ef_search=ef_search)
+        db = SQLiteDatabase(path, create=create)
+        #: The in-memory vector index, shared with the transfer part.
+        self.vector_cache = VectorCache(db, hnsw_threshold=hnsw_threshold, ef_search=ef_search)
+        super().__init__(db, assign=domains.assign,
+                         transfer=SQLiteTransfer(db, self.vector_cache))
+        self.path = db.path
         self.vector_cache.open()
-
-    # Until every part is composed, the tables still written as mixins reach the database
-    # through these.
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        return self.db.connection()
-
-    def _write(self) -> Any:
-        return self.db.write()
-
-    def _where(self, filters: SearchFilters, now: datetime) -> tuple[str, list[Any]]:
-        return where(filters, now, self.db.dialect)
-
-    def _ledger_append(self, conn: sqlite3.Connection, pending: list[Any]) -> None:
-        self.db.append_ledger(conn, pending)
 
     def close(self) -> None:
         """Save the HNSW graph (if any) and close every connection."""

@@ -210,6 +210,10 @@ class SQLiteDatabase(Database):
     def insert_id(self, tx: sqlite3.Connection, statement: str, params: Sequence[Any]) -> int:
         return int(tx.execute(statement, params).lastrowid)  # type: ignore[arg-type]
 
+    def insert_many(self, tx: sqlite3.Connection, statement: str,
+                    rows: list[Sequence[Any]]) -> int:
+        return int(tx.executemany(statement, rows).rowcount)
+
     def _history(self, tx: sqlite3.Connection, changes: list[Recorded]) -> list[int]:
         return [self.insert_id(
             tx, "INSERT INTO history (memory_id, operation, actor, agent_id, at, details) "
