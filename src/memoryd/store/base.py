@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import datetime, timezone
 from collections.abc import Sequence
 from typing import Any, ClassVar, Iterator, Literal
 
@@ -49,6 +49,7 @@ from memoryd.retrieval.bm25 import KeywordPool
 from memoryd.retrieval.tokens import query_terms
 from memoryd.store import edges as edge_sql
 from memoryd.store import history as history_sql
+from memoryd.store import memories as memory_sql
 from memoryd.store import keywords, policy
 from memoryd.store.api_keys import ApiKeys
 from memoryd.store.bookkeeping import Bookkeeping
@@ -209,13 +210,13 @@ class Store(ABC):
         """Overwrite the vectors of existing memories (re-embedding), one transaction."""
 
     # --- reads -----------------------------------------------------------
-    @abstractmethod
     def get(self, memory_id: str) -> Memory | None:
         """One memory by id, or None."""
+        return memory_sql.by_id(self.db, memory_id)
 
-    @abstractmethod
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
         """Memories by id (missing ids are left out)."""
+        return memory_sql.by_ids(self.db, memory_ids)
 
     def list(
         self,
@@ -227,21 +228,16 @@ class Store(ABC):
         order: ListOrder = "created_desc",
     ) -> list[Memory]:
         """Memories matching the filters, paged."""
-        return self._select(filters, now, f"ORDER BY {LIST_ORDERS[order]}", [limit, offset])
+        return memory_sql.matching(self.db, filters, now, f"ORDER BY {LIST_ORDERS[order]}",
+                                   [limit, offset])
 
-    @abstractmethod
-    def _select(self, filters: SearchFilters, now: datetime, tail: str,
-                tail_params: list[Any]) -> list[Memory]:
-        """Memories passing the filters, with ``tail`` (ORDER BY ... plus ``LIMIT {mark}
-        OFFSET {mark}``) appended; the backend adds the LIMIT/OFFSET marks."""
-
-    @abstractmethod
     def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *, now: datetime) -> set[str]:
         """Which of the given memories pass the filters."""
+        return memory_sql.matching_ids(self.db, memory_ids, filters, now)
 
-    @abstractmethod
     def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
         """How many memories match (all when no filters)."""
+        return memory_sql.count(self.db, filters, now or datetime.now(timezone.utc))
 
     # --- keyword index: memoryd's own BM25 (memoryd.store.terms) ---------
     def keyword_candidates(
@@ -325,9 +321,9 @@ class Store(ABC):
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the given memories."""
 
-    @abstractmethod
     def iter_memories(self, batch_size: int = 500) -> Iterator[Memory]:
         """Every memory, oldest first (export, re-embedding, consolidation)."""
+        return memory_sql.every(self.db, batch_size)
 
     def history(self, memory_id: str) -> list[HistoryEntry]:
         """Every recorded change of one memory, oldest first."""

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ClassVar
 
 from memoryd import ledger
+from memoryd.models import Memory
 from memoryd.store import policy
 from memoryd.store.filters import Dialect
 from memoryd.store.change import Recorded
@@ -43,6 +44,9 @@ class Database(ABC):
     driver_errors: ClassVar[tuple[type[BaseException], ...]]
     #: A unique or foreign-key violation.
     constraint_errors: ClassVar[tuple[type[BaseException], ...]]
+
+    #: The columns of ``memories m`` that :meth:`memory` reads, ``m.rowid`` first.
+    memory_columns: ClassVar[str]
 
     url: str
     schema_version: int
@@ -71,6 +75,10 @@ class Database(ABC):
     @abstractmethod
     def decode(self, table: str, field: str, value: Any) -> Any:
         """The inverse of :meth:`encode`."""
+
+    @abstractmethod
+    def memory(self, row: Sequence[Any]) -> Memory:
+        """A row of :attr:`memory_columns` as a Memory."""
 
     @abstractmethod
     def insert_id(self, tx: Any, statement: str, params: Sequence[Any]) -> int:

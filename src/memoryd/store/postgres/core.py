@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,6 @@ from memoryd.models import Memory, SchedulingState, SearchFilters, StoreStats, V
 from memoryd.store import policy
 from memoryd.store.base import Actor, Store
 from memoryd.store.change import Recorded
-from memoryd.store.filters import where
 from memoryd.store.postgres import schema as schema_mod
 from memoryd.store.postgres import search
 from memoryd.store.postgres import vectors as vector_sql
@@ -236,53 +235,7 @@ class PostgresStore(Store):
             ).fetchall()
         return {r[0] for r in rows}
 
-    # --- reads -----------------------------------------------------------
-    def get(self, memory_id: str) -> Memory | None:
-        rows = self.db.rows(_SELECT + " WHERE m.id = %s", (memory_id,))
-        return row_to_memory(rows[0]) if rows else None
-
-    def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return {}
-        found = {r[0]: row_to_memory(r) for r in self.db.rows(_SELECT + " WHERE m.id = ANY(%s)",
-                                                               (ids,))}
-        return {i: found[i] for i in ids if i in found}
-
-    def _select(self, filters: SearchFilters, now: datetime, tail: str,
-                tail_params: list[Any]) -> list[Memory]:
-        clause, params = where(filters, now, self.db.dialect)
-        rows = self.db.rows(f"{_SELECT} WHERE {clause} {tail} LIMIT %s OFFSET %s",
-                            [*params, *tail_params])
-        return [row_to_memory(r) for r in rows]
-
-    def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *, now: datetime) -> set[str]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return set()
-        clause, params = where(filters, now, self.db.dialect)
-        rows = self.db.rows(f"SELECT m.id FROM memories m WHERE m.id = ANY(%s) AND {clause}",
-                            [ids, *params])
-        return {r[0] for r in rows}
-
-    def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
-        if filters is None:
-            return int(self.db.rows("SELECT count(*) FROM memories")[0][0])
-        clause, params = where(filters, now or datetime.now(timezone.utc), self.db.dialect)
-        return int(self.db.rows(f"SELECT count(*) FROM memories m WHERE {clause}", params)[0][0])
-
-    def iter_memories(self, batch_size: int = 500) -> Iterator[Memory]:
-        last = 0
-        while True:
-            rows = self.db.rows(_SELECT.replace("SELECT ", "SELECT m.rowid, ", 1)
-                                + " WHERE m.rowid > %s ORDER BY m.rowid LIMIT %s",
-                                (last, batch_size))
-            if not rows:
-                return
-            for row in rows:
-                yield row_to_memory(row[1:])
-            last = rows[-1][0]
-
+    # --- vectors ---------------------------------------------------------
     def _vector_search(self, vector: np.ndarray, filters: SearchFilters, now: datetime,
                        limit: int) -> list[VectorHit]:
         return search.nearest(self.db, vector, filters, now, limit)

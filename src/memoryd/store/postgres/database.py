@@ -28,11 +28,12 @@ from psycopg_pool import ConnectionPool
 
 from memoryd.config import mask_url_password
 from memoryd.errors import NotAMemorydStore, StoreError
+from memoryd.models import Memory
 from memoryd.store.change import Recorded
 from memoryd.store.database import Database
 from memoryd.store.postgres import schema as schema_mod
 from memoryd.store.postgres import vectors as vector_sql
-from memoryd.store.postgres.codec import DIALECT, dumps, loads, to_vector, utc
+from memoryd.store.postgres.codec import COLUMNS, DIALECT, dumps, loads, row_to_memory, to_vector, utc
 from memoryd.store.rows import JSON_FIELDS, VECTOR_FIELDS
 
 _EXTRA_PARAMS = ("schema", "pool_min", "pool_max")
@@ -67,6 +68,7 @@ class PostgresDatabase(Database):
     collate = ' COLLATE "C"'
     driver_errors = (psycopg.Error,)
     constraint_errors = (psycopg.errors.IntegrityError,)
+    memory_columns = "m.rowid, " + ", ".join(f"m.{c}" for c in COLUMNS)
 
     def __init__(self, url: str, *, ef_search: int = 128, create: bool = True,
                  pool_min: int | None = None, pool_max: int | None = None) -> None:
@@ -193,6 +195,9 @@ class PostgresDatabase(Database):
         if field in VECTOR_FIELDS and value is not None:
             return to_vector(value)
         return value
+
+    def memory(self, row: Sequence[Any]) -> Memory:
+        return row_to_memory(tuple(row[1:]))
 
     def insert_id(self, tx: psycopg.Cursor[Any], statement: str, params: Sequence[Any]) -> int:
         row = tx.execute(statement + " RETURNING id", params).fetchone()

@@ -15,7 +15,7 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ from memoryd.models import Memory, SchedulingState, SearchFilters, StoreStats, V
 from memoryd.store import policy
 from memoryd.store.base import Actor, Store
 from memoryd.store.change import Recorded
-from memoryd.store.filters import where
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.sqlite import domains
 from memoryd.store.sqlite.codec import COLUMNS, row_to_memory, to_db
@@ -212,51 +211,7 @@ class SQLiteStore(Store):
                     fresh.add(memory_id)
         return fresh
 
-    # --- reads -----------------------------------------------------------
-    def get(self, memory_id: str) -> Memory | None:
-        rows = self.db.rows(_SELECT + " WHERE m.id = ?", (memory_id,))
-        return row_to_memory(rows[0]) if rows else None
-
-    def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
-        out: dict[str, Memory] = {}
-        for chunk in self.db.chunks(list(dict.fromkeys(memory_ids))):
-            rows = self.db.rows(_SELECT + f" WHERE m.id IN ({self.db.marks(len(chunk))})", chunk)
-            out.update((m.id, m) for m in map(row_to_memory, rows))
-        return out
-
-    def _select(self, filters: SearchFilters, now: datetime, tail: str,
-                tail_params: list[Any]) -> list[Memory]:
-        clause, params = where(filters, now, self.db.dialect)
-        rows = self.db.rows(f"{_SELECT} WHERE {clause} {tail} LIMIT ? OFFSET ?",
-                            [*params, *tail_params])
-        return [row_to_memory(r) for r in rows]
-
-    def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *,
-                     now: datetime) -> set[str]:
-        clause, params = where(filters, now, self.db.dialect)
-        out: set[str] = set()
-        for chunk in self.db.chunks(list(dict.fromkeys(memory_ids))):
-            rows = self.db.rows(f"SELECT m.id FROM memories m WHERE m.id IN "
-                                f"({self.db.marks(len(chunk))}) AND {clause}", [*chunk, *params])
-            out.update(r[0] for r in rows)
-        return out
-
-    def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
-        if filters is None:
-            return int(self.db.rows("SELECT COUNT(*) FROM memories")[0][0])
-        clause, params = where(filters, now or datetime.now(timezone.utc), self.db.dialect)
-        return int(self.db.rows(f"SELECT COUNT(*) FROM memories m WHERE {clause}", params)[0][0])
-
-    def iter_memories(self, batch_size: int = 500) -> Iterator[Memory]:
-        last = 0
-        while True:
-            rows = self.db.rows(_SELECT + " WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?",
-                                (last, batch_size))
-            if not rows:
-                return
-            yield from map(row_to_memory, rows)
-            last = rows[-1][0]
-
+    # --- vectors ---------------------------------------------------------
     def _vector_search(self, vector: np.ndarray, filters: SearchFilters, now: datetime,
                        limit: int) -> list[VectorHit]:
         return self.vector_cache.search(vector, filters, now, limit)

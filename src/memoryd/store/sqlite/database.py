@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
+from memoryd.models import Memory
 from memoryd.store.change import Recorded
 from memoryd.store.database import Database
 from memoryd.store.rows import JSON_FIELDS, TIME_FIELDS, VECTOR_FIELDS
-from memoryd.store.sqlite.codec import DIALECT, dt, ts
+from memoryd.store.sqlite.codec import COLUMNS, DIALECT, dt, row_to_memory, ts
 from memoryd.store.sqlite.schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
 
 BUSY_TIMEOUT_MS = 30_000
@@ -46,6 +47,7 @@ class SQLiteDatabase(Database):
     collate = ""
     driver_errors = (sqlite3.Error,)
     constraint_errors = (sqlite3.IntegrityError,)
+    memory_columns = ", ".join(f"m.{c}" for c in COLUMNS)
 
     def __init__(self, path: Path | str, *, create: bool = True) -> None:
         self.path = Path(path).expanduser().resolve()
@@ -206,6 +208,9 @@ class SQLiteDatabase(Database):
         if field in VECTOR_FIELDS:
             return np.frombuffer(value, dtype=np.float32).copy()
         return value
+
+    def memory(self, row: Sequence[Any]) -> Memory:
+        return row_to_memory(row)
 
     def insert_id(self, tx: sqlite3.Connection, statement: str, params: Sequence[Any]) -> int:
         return int(tx.execute(statement, params).lastrowid)  # type: ignore[arg-type]
