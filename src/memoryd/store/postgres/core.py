@@ -70,6 +70,8 @@ class PostgresStore(Store):
         db = PostgresDatabase(url, ef_search=ef_search, create=create, pool_min=pool_min,
                               pool_max=pool_max)
         super().__init__(db, assign=domains.assign, transfer=PostgresTransfer(db))
+        #: The PostgreSQL schema holding the store's tables (``?schema=`` of the URL).
+        self.schema = db.schema
 
     def close(self) -> None:
         self.db.close()
