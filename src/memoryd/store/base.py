@@ -49,19 +49,19 @@ from memoryd.retrieval.bm25 import KeywordPool
 from memoryd.retrieval.tokens import query_terms
 from memoryd.store import edges as edge_sql
 from memoryd.store import history as history_sql
-from memoryd.store import memories as memory_sql
 from memoryd.store import keywords, policy
+from memoryd.store import memories as memory_sql
 from memoryd.store.api_keys import ApiKeys
 from memoryd.store.bookkeeping import Bookkeeping
 from memoryd.store.change import Actor
 from memoryd.store.database import Database
 from memoryd.store.domains import Assignment, AssignStatement, Domains
+from memoryd.store.filters import LIST_ORDERS, where
 from memoryd.store.graph_files import GraphFiles
+from memoryd.store.terms import CandidateQuery
 from memoryd.store.transfer import Transfer
 from memoryd.store.translate import _translating
 from memoryd.store.work import Work
-from memoryd.store.filters import LIST_ORDERS, where
-from memoryd.store.terms import CandidateQuery
 
 __all__ = ["Actor", "Assignment", "KeywordHit", "KeywordPool", "ListOrder", "Store", "VectorHit"]
 

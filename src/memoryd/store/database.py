@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 from memoryd import ledger
 from memoryd.models import Memory
 from memoryd.store import policy
-from memoryd.store.filters import Dialect
 from memoryd.store.change import Recorded
+from memoryd.store.filters import Dialect
 from memoryd.store.rows import TABLES
 
 
@@ -103,11 +103,11 @@ class Database(ABC):
         """``n`` placeholders, comma-separated."""
         return ", ".join([self.mark] * n)
 
-    def chunks(self, items: Sequence[Any]) -> Iterator[list[Any]]:
-        """``items`` in slices one ``IN`` list takes."""
-        items = list(items)
-        for start in range(0, len(items), self.chunk):
-            yield items[start : start + self.chunk]
+    def chunks(self, items: Sequence[Any], lists: int = 1) -> Iterator[list[Any]]:
+        """``items`` in slices a statement with ``lists`` ``IN`` lists of them takes."""
+        items, size = list(items), self.chunk // lists
+        for start in range(0, len(items), size):
+            yield items[start : start + size]
 
     def rows(self, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Every row a query returns."""

@@ -42,7 +42,7 @@ def upsert(db: Database, edges: list[Edge]) -> None:
 def around(db: Database, memory_ids: list[str], now: datetime | None) -> list[Edge]:
     """Edges touching any of the memories (either direction); valid at ``now`` if given."""
     found: dict[tuple[str, str, str], Edge] = {}
-    for chunk in db.chunks(list(dict.fromkeys(memory_ids))):
+    for chunk in db.chunks(list(dict.fromkeys(memory_ids)), lists=2):
         sources, params = db.dialect.in_list("source_id", chunk)
         targets, more = db.dialect.in_list("target_id", chunk)
         clause, params = f"({sources} OR {targets})", [*params, *more]

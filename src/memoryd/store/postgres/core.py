@@ -41,10 +41,9 @@ from memoryd.models import Memory, SchedulingState, SearchFilters, StoreStats, V
 from memoryd.store import policy
 from memoryd.store.base import Actor, Store
 from memoryd.store.change import Recorded
+from memoryd.store.postgres import domains, search
 from memoryd.store.postgres import schema as schema_mod
-from memoryd.store.postgres import search
 from memoryd.store.postgres import vectors as vector_sql
-from memoryd.store.postgres import domains
 from memoryd.store.postgres.codec import COLUMNS, row_to_memory, to_db, to_vector
 from memoryd.store.postgres.database import PostgresDatabase, split_url
 from memoryd.store.postgres.transfer import PostgresTransfer
