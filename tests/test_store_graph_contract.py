@@ -8,6 +8,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
+from memoryd.errors import StoreError
 from memoryd.models import GraphFileState, Memory, SchedulingState, SearchFilters
 from memoryd.store.base import Actor, Store
 
@@ -159,3 +162,23 @@ def test_edges_from_returns_the_edges_of_matching_sources(store: Store, embed) -
     assert found[(a.id, "depends_on", b.id)].weight == 0.7
     assert found[(b.id, "relates_to", a.id)].valid_until == NOW - timedelta(days=1)
     assert store.edges_from(SearchFilters(scope="project:none"), now=NOW) == []
+
+
+def test_edges_around_many_memories_come_once_each_in_the_order_written(store: Store) -> None:
+    from memoryd.models import Edge
+
+    rows = [make(f"memory number {i}") for i in range(1200)]
+    store.insert(rows, None, ACTOR)
+    # Each edge joins memories far apart in the list (a statement of its own on SQLite).
+    edges = [Edge(source_id=rows[i].id, target_id=rows[-1 - i].id, edge_type="related",
+                  created_at=NOW) for i in range(12)]
+    for edge in edges:
+        store.upsert_edges([edge])
+    store.upsert_edges([edges[0].model_copy(update={"weight": 0.9})])  # replaced in place
+    found = store.edges_of([m.id for m in rows])
+    assert [(e.source_id, e.target_id) for e in found] == [(e.source_id, e.target_id)
+                                                           for e in edges]
+    assert found[0].weight == 0.9
+    with pytest.raises(StoreError, match="names a memory that does not exist"):
+        store.upsert_edges([Edge(source_id=rows[0].id, target_id="nowhere", created_at=NOW)])
+    assert len(store.edges_of([rows[0].id])) == 1
