@@ -200,3 +200,27 @@ def test_messages_are_counted_after_an_id_and_by_role(store: Store) -> None:
     assert store.work.count_task_messages("t_1", roles=["agent", "system"]) == 3
     assert store.work.count_task_messages("t_1", after=ids[0], roles=["distilled"]) == 1
     assert store.work.count_task_messages("nope") == 0
+
+
+def test_one_transaction_spans_the_core_and_every_part(store: Store) -> None:
+    from memoryd.models import Memory
+    from memoryd.store.base import Actor
+
+    memory = Memory(id="m_1", content="written with the task", created_at=NOW, updated_at=NOW)
+
+    def write_everything() -> None:
+        store.work.save_task(task())
+        store.bookkeeping.set_watermark("capture:s", 3)
+        store.domains.set_domain_threshold(0.4)
+        store.insert([memory], None, Actor("test"))
+
+    with pytest.raises(RuntimeError), store.transaction():
+        write_everything()
+        raise RuntimeError("boom")
+    assert store.work.get_task("t_1") is None and store.bookkeeping.get_watermark("capture:s") == 0
+    assert store.domains.domain_threshold() is None and store.get("m_1") is None
+    with store.transaction():
+        write_everything()
+    assert store.work.get_task("t_1") is not None and store.get("m_1") is not None
+    assert store.bookkeeping.get_watermark("capture:s") == 3
+    assert store.domains.domain_threshold() == pytest.approx(0.4)
