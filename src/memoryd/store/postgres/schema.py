@@ -11,8 +11,9 @@ Every table lives in one PostgreSQL schema (``memoryd`` unless the store URL say
 and several stores can share one database. ``meta.app = 'memoryd'`` marks the
 schema as ours; a schema holding other tables is refused.
 
-The vector column starts without a dimension; ``postgres_vectors.set_vector_dims``
-fixes it when the store learns its embedding model.
+The vector column starts without a dimension;
+:func:`memoryd.store.postgres.vectors.set_vector_dims` fixes it when the store learns its
+embedding model.
 """
 
 from __future__ import annotations
