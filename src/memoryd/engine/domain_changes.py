@@ -253,7 +253,8 @@ def _restructure(ctx: EngineContext, save: list[Domain], remove: list[Domain],
 def _report(ctx: EngineContext, action: str, best: Counter[str], *,
             removed: list[str] | None = None) -> DomainsReport:
     assigned = sum(best.values())
-    return DomainsReport(action=action, domains=ctx.store.domains.list_domains(),  # type: ignore[arg-type]
+    domains = ctx.store.domains.list_domains()
+    return DomainsReport(action=action, domains=domains,  # type: ignore[arg-type]
                          removed=removed or [], threshold=ctx.store.domains.domain_threshold(),
                          assigned=assigned, unclassified=ctx.store.count() - assigned)
 

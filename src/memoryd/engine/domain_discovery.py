@@ -238,5 +238,6 @@ def _record(ctx: EngineContext, made: list[DomainProposal]) -> list[DomainPropos
 
 def audit(ctx: EngineContext, action: str, details: dict[str, Any]) -> None:
     """Keep a report of a change to the domains (``list_reports("domains")``)."""
-    ctx.store.bookkeeping.save_report("domains", {"action": action, "actor": ctx.actor.name, **details},
+    ctx.store.bookkeeping.save_report("domains",
+                                      {"action": action, "actor": ctx.actor.name, **details},
                           ctx.clock())

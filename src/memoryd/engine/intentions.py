@@ -115,7 +115,8 @@ def check_intentions(
     except ValidationError as exc:
         raise InvalidInput(f"context: {validation_message(exc)}") from exc
     now = ctx.clock()
-    out = [i for i in _mine(ctx, ctx.store.work.list_intentions(_OPEN)) if _fires(i, now_doing, now)]
+    stored = ctx.store.work.list_intentions(_OPEN)
+    out = [i for i in _mine(ctx, stored) if _fires(i, now_doing, now)]
     return sorted(out, key=lambda i: (_PRIORITY_ORDER[i.priority], i.due_at or i.created_at))
 
 

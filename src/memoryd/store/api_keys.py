@@ -21,8 +21,9 @@ class ApiKeys(Part):
         with self.db.write() as tx:
             before = tx.execute(f"SELECT revoked_at FROM api_keys WHERE id = {self.db.mark}",
                                 (key.id,)).fetchone()
-            self.db.append_ledger(tx, [ledger.key_change(
-                key, existed=before is not None, was_revoked=bool(before and before[0] is not None))])
+            revoked = bool(before and before[0] is not None)
+            self.db.append_ledger(tx, [ledger.key_change(key, existed=before is not None,
+                                                         was_revoked=revoked)])
             self.db.upsert(tx, "api_keys", [key.model_dump(include=set(COLUMNS))])
 
     def key_by_hash(self, key_hash: str) -> ApiKey | None:

@@ -96,7 +96,8 @@ class PostgresStore(Store):
             if vectors is not None and self.db.meta("embedding_model") is None:
                 raise StoreError("set_embedding_model before storing vectors")
             ids = [m.id for m in memories]
-            row = cur.execute("SELECT id FROM memories WHERE id = ANY(%s) LIMIT 1", (ids,)).fetchone()
+            row = cur.execute("SELECT id FROM memories WHERE id = ANY(%s) LIMIT 1",
+                              (ids,)).fetchone()
             if row is not None:
                 raise StoreError(f"memory {row[0]} already exists")
             seqs = self.db.record(cur, [Recorded(m.id, operation, actor, policy.create_details(m),

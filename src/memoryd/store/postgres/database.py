@@ -33,7 +33,15 @@ from memoryd.store.change import Recorded
 from memoryd.store.database import Database
 from memoryd.store.postgres import schema as schema_mod
 from memoryd.store.postgres import vectors as vector_sql
-from memoryd.store.postgres.codec import COLUMNS, DIALECT, dumps, loads, row_to_memory, to_vector, utc
+from memoryd.store.postgres.codec import (
+    COLUMNS,
+    DIALECT,
+    dumps,
+    loads,
+    row_to_memory,
+    to_vector,
+    utc,
+)
 from memoryd.store.rows import JSON_FIELDS, VECTOR_FIELDS
 
 _EXTRA_PARAMS = ("schema", "pool_min", "pool_max")
@@ -89,7 +97,8 @@ class PostgresDatabase(Database):
             name=f"memoryd-{self.schema}",
             open=True,
         )
-        row = self.rows("SELECT pg_get_serial_sequence(%s, 'seq'), pg_get_serial_sequence(%s, 'id')",
+        row = self.rows("SELECT pg_get_serial_sequence(%s, 'seq'), "
+                        "pg_get_serial_sequence(%s, 'id')",
                         (f'"{self.schema}".history', f'"{self.schema}".reports'))[0]
         #: The sequences numbering history rows and reports (set forward after an import).
         self.history_seq, self.reports_seq = row

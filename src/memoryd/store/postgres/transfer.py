@@ -64,7 +64,8 @@ class PostgresTransfer(Transfer):
                         f"(SELECT coalesce(max({column}), 0) FROM {table}) + 1, false)")
 
     def _import_memories(self, cur: psycopg.Cursor[Any], rows: list[dict[str, Any]]) -> int:
-        if any(r.get("vector") is not None for r in rows) and self.db.meta("embedding_model") is None:
+        vectors = any(r.get("vector") is not None for r in rows)
+        if vectors and self.db.meta("embedding_model") is None:
             raise StoreError("set_embedding_model before importing vectors")
         fields = TABLES["memories"]
         columns = ["embedding" if f == "vector" else f for f in fields]
