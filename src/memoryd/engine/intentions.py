@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memoryd.cognition.globs import glob_match
 from memoryd.engine.checks import screen, screen_fields
 from memoryd.engine.context import EngineContext
-from memoryd.errors import Forbidden, InvalidInput, validation_message
+from memoryd.errors import Forbidden, IntentionNotFound, InvalidInput, validation_message
 from memoryd.models import Intention, IntentionTrigger, Priority
 
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
@@ -158,7 +158,7 @@ def update_intention(
     """Complete, snooze (default 60 minutes) or cancel an intention."""
     intention = ctx.store.work.get_intention(intention_id)
     if intention is None or not _mine(ctx, [intention]):
-        raise InvalidInput(f"no intention with id {intention_id!r}")
+        raise IntentionNotFound(intention_id)
     now = ctx.clock()
     if status == "complete":
         update: dict[str, Any] = {"status": "completed"}

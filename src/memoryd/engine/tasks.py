@@ -20,7 +20,7 @@ from memoryd.engine.context import EngineContext
 from memoryd.engine.ingest import ingest_many
 from memoryd.engine.keys import bound_agents
 from memoryd.engine.task_summary import latest_summary, refresh_summary
-from memoryd.errors import Forbidden, InvalidInput, TaskNotFound, validation_message
+from memoryd.errors import Conflict, Forbidden, InvalidInput, TaskNotFound, validation_message
 from memoryd.llm import ChatClient
 from memoryd.models import (
     MESSAGE_KINDS,
@@ -88,7 +88,7 @@ def _message(task: Task, content: str, kind: str | None, role: str, ctx: EngineC
 def _check_update(task: Task, message: str | None, kind: str | None, step_done: int | None,
                   add_steps: list[str], status: str | None) -> None:
     if task.status in ENDED:
-        raise InvalidInput(f"task {task.id} already ended ({task.status}); register a new one")
+        raise Conflict(f"task {task.id} already ended ({task.status}); register a new one")
     if message is None and step_done is None and not add_steps and status is None:
         raise InvalidInput("nothing to update: give message, step_done, add_steps or status")
     if kind is not None and kind not in MESSAGE_KINDS:
@@ -180,7 +180,7 @@ def complete_task(ctx: EngineContext, task_id: str, *, status: str = "completed"
     if status not in ENDED:
         raise InvalidInput("status must be completed or failed")
     if task.status in ENDED:
-        raise InvalidInput(f"task {task.id} already ended ({task.status})")
+        raise Conflict(f"task {task.id} already ended ({task.status})")
     _check_not_blank(outcome, list(learned or []))
     texts = screen_fields(ctx, {"outcome": outcome, "learned": list(learned or [])}, False)
     now = ctx.clock()

@@ -27,6 +27,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from memoryd.engine import tasks as task_memory
+from memoryd.engine.checks import screen_fields
 from memoryd.engine.context import EngineContext
 from memoryd.engine.wait_jobs import FINAL_NOTES, StoreJobs, owner_of, runner_name, visible
 from memoryd.errors import InvalidInput
@@ -199,6 +200,8 @@ class WaitService:
         started) for a bad request; TaskNotFound for a task the caller may not see."""
         from memoryd.waits import WaitRequest
 
+        screened = screen_fields(ctx, {"target": target, "criteria": criteria}, False)
+        target, criteria = screened["target"], screened["criteria"]
         task = task_memory.get_task(ctx, task_id) if task_id is not None else None
         owner = owner_of(ctx, self.runner, task.scope if task else None,
                          task.agent_id if task else None)

@@ -1,5 +1,6 @@
 """Contract calls of a store, its core and its parts alike, with every error of the database
-driver re-raised as :class:`~memoryd.errors.StoreError` (memoryd's own errors pass)."""
+driver re-raised as :class:`~memoryd.errors.StoreError` (memoryd's own errors pass), and text
+holding NUL refused before the call (one rule for both backends)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import inspect
 from typing import Any, Callable
 
 from memoryd.errors import MemorydError, StoreError
+from memoryd.store import policy
 
 
 def _translating(method: Callable[..., Any], errors: tuple[type[BaseException], ...]) -> Any:
-    """``method`` with the driver's errors re-raised as StoreError (memoryd's own pass)."""
+    """``method`` with the driver's errors re-raised as StoreError (memoryd's own pass), and
+    text with NUL in its arguments refused first."""
 
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        policy.refuse_nul((args, kwargs))
         try:
             return method(self, *args, **kwargs)
         except MemorydError:
