@@ -77,7 +77,7 @@ def _state(server: LiveServer) -> tuple[Any, ...]:
     return (
         engine.store.count(),
         engine.stats().get("last_seq"),
-        len(engine.store.list_keys()),
+        len(engine.store.keys.list_keys()),
         len(engine.list_intentions("all")),
     )
 

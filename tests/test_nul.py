@@ -103,7 +103,7 @@ PROBES: list[tuple[str, str, str, Any, str]] = [
 def _counts(world: World) -> tuple[Any, ...]:
     engine = world.server.engine
     return (engine.store.count(), engine.stats().get("last_seq"), len(engine.list_tasks()),
-            len(engine.store.list_keys()), len(engine.list_intentions("all")))
+            len(engine.store.keys.list_keys()), len(engine.list_intentions("all")))
 
 
 @pytest.mark.parametrize("probe", PROBES, ids=[p[0] for p in PROBES])

@@ -19,7 +19,7 @@ import pytest
 import memoryd
 from memoryd.errors import InvalidInput, NotAMemorydStore, SchemaTooNew, StoreError
 from memoryd.models import Memory, SearchFilters
-from memoryd.store import postgres_schema
+from memoryd.store.postgres import schema as postgres_schema
 from memoryd.store.base import Actor
 from memoryd.store.postgres import PostgresStore, split_url
 
@@ -156,7 +156,7 @@ def test_reembed_to_another_dimension_switches_at_the_end(pg: PostgresStore, emb
 def test_backup_is_a_logical_dump_and_other_files_are_refused(pg: PostgresStore, embed, tmp_path: Path) -> None:
     pg.insert([memory(t) for t in TEXTS[:2]], embed(TEXTS[:2]), Actor())
     target = tmp_path / "b.jsonl.gz"
-    pg.backup(target)
+    pg.transfer.backup(target)
     with gzip.open(target, "rt") as handle:
         header = json.loads(handle.readline())
         tables = {json.loads(line)["table"] for line in handle}
@@ -165,7 +165,7 @@ def test_backup_is_a_logical_dump_and_other_files_are_refused(pg: PostgresStore,
     bogus = tmp_path / "not-a-dump.db"
     bogus.write_bytes(b"SQLite format 3\x00")
     with pytest.raises(StoreError, match="not a memoryd PostgreSQL backup"):
-        pg.restore(bogus)
+        pg.transfer.restore(bogus)
     assert pg.count() == 2
 
 

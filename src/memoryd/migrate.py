@@ -127,22 +127,22 @@ def copy_store(
     progress: Progress | None = None,
 ) -> MigrationReport:
     """Copy every row of ``source`` into ``target``; see the module docstring."""
-    src, dst = source, target
+    src, dst, marks = source.transfer, target.transfer, target.bookkeeping
     key = source_key(source)
     marker = f"{MARKER_PREFIX}{key}"
     report = MigrationReport(mask_url_password(source.url), mask_url_password(target.url))
-    report.resumed = target.get_watermark(marker) > 0
+    report.resumed = marks.get_watermark(marker) > 0
     if not report.resumed and (target.count() > 0 or target.stats().last_seq > 0):
         raise StoreError(
             f"the target {report.target} already holds memories; memoryd migrate copies into an "
             "empty store (or resumes an interrupted copy from the same source)"
         )
     _match_models(source, target)
-    target.set_watermark(marker, 1)
+    marks.set_watermark(marker, 1)
     totals = {"memories": source.count(), "history": None}
     for table in TABLES:
         cursor_key = f"{marker}:{table}"
-        after = target.get_watermark(cursor_key)
+        after = marks.get_watermark(cursor_key)
         copied = cleaned = 0
         while True:
             rows = src.export_rows(table, after=after, limit=batch_size)
@@ -152,14 +152,14 @@ def copy_store(
             copied += dst.import_rows(table, clean)
             cleaned += changed
             after = rows[-1]["_pos"]
-            target.set_watermark(cursor_key, after)
+            marks.set_watermark(cursor_key, after)
             if progress:
                 progress(table, len(rows), totals.get(table))
         report.copied[table] = copied
         if cleaned:
             report.cleaned[table] = cleaned
     dst.finish_import()
-    target.set_watermark(marker, 2)
+    marks.set_watermark(marker, 2)
     if verify:
         report.checks = verify_stores(source, target, batch_size=batch_size, progress=progress)
     return report
@@ -184,7 +184,7 @@ def table_checksum(store: Store, table: str, *, batch_size: int = 1000,
     check = Checksum(table)
     after = 0
     while True:
-        rows = store.export_rows(table, after=after, limit=batch_size)
+        rows = store.transfer.export_rows(table, after=after, limit=batch_size)
         if not rows:
             return check
         check.add(cleaned_rows(_visible(table, rows))[0])

@@ -98,7 +98,7 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         system = self._ctx.acting(Actor("domains"))
         self._auto = AutoDiscovery(
             enabled=settings.domains_auto, min_memories=settings.domains_min_memories,
-            count=store.count, has_domains=lambda: bool(store.list_domains()),
+            count=store.count, has_domains=lambda: bool(store.domains.list_domains()),
             discover=lambda: discover_domains(system))
 
     @classmethod

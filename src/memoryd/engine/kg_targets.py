@@ -176,7 +176,7 @@ def graph_file(ctx: EngineContext, target: Target) -> Path | None:
         return user_graph_path(ctx.settings.home)
     if target.root is not None:
         return project_graph_path(target.root)
-    for state in ctx.store.graph_files(target.scope):
+    for state in ctx.store.graph_files.graph_files(target.scope):
         path = Path(state.path)
         if path.parent.parent.is_dir():
             return path

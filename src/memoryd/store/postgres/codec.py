@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from memoryd.models import HistoryEntry, Memory, SchedulingState
+from memoryd.models import Memory, SchedulingState
 from memoryd.store import filters as sql_filters
-from memoryd.store import policy
 from memoryd.store.rows import JSON_FIELDS, MEMORY_FIELDS, STATE_FIELDS
 
 COLUMNS = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
@@ -53,9 +52,6 @@ def row_to_memory(row: tuple[Any, ...]) -> Memory:
         data[f] = utc(data[f])
     return Memory(**data, state=SchedulingState(**state))
 
-
-def history_entry(row: tuple[Any, ...]) -> HistoryEntry:
-    return policy.history_entry(row, utc, lambda details: details)
 
 
 def _in_list(column: str, values: list[Any]) -> tuple[str, list[Any]]:

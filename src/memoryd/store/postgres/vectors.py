@@ -95,3 +95,23 @@ def create_vector_index(cur: psycopg.Cursor[Any], schema: str) -> None:
             "USING hnsw (embedding vector_cosine_ops) WITH (m = {}, ef_construction = {})"
         ).format(sql.Identifier(schema), sql.Literal(HNSW_M), sql.Literal(HNSW_EF_CONSTRUCTION))
     )
+
+
+def set_model(cur: psycopg.Cursor[Any], schema: str, model_id: str, dims: int) -> None:
+    """Record the store's embedding model (inside the caller's transaction): a new dimension
+    refits the column; the same one moves in the vectors waiting in ``pending_vectors``."""
+    if column_dims(cur.connection, schema) != dims:
+        set_vector_dims(cur, schema, dims)
+    else:
+        cur.execute(
+            "UPDATE memories m SET embedding = p.embedding, embedding_model = p.model "
+            "FROM pending_vectors p WHERE p.memory_id = m.id AND vector_dims(p.embedding) = %s",
+            (dims,),
+        )
+        cur.execute("DELETE FROM pending_vectors")
+        create_vector_index(cur, schema)
+    cur.executemany(
+        "INSERT INTO meta (key, value) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [("embedding_model", model_id), ("embedding_dims", str(dims))],
+    )

@@ -8,9 +8,8 @@ import sqlite3
 from datetime import datetime, timezone
 from typing import Any
 
-from memoryd.models import HistoryEntry, Memory, SchedulingState
+from memoryd.models import Memory, SchedulingState
 from memoryd.store import filters as sql_filters
-from memoryd.store import policy
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 
 COLUMNS = ("rowid",) + MEMORY_FIELDS + STATE_FIELDS + ("seq",)
@@ -49,9 +48,6 @@ def row_to_memory(row: sqlite3.Row | tuple) -> Memory:
         data[f] = dt(data[f])
     return Memory(**data, state=SchedulingState(**state))
 
-
-def history_entry(row: tuple) -> HistoryEntry:
-    return policy.history_entry(row, dt, json.loads)
 
 
 def _in_list(column: str, values: list[Any]) -> tuple[str, list[Any]]:

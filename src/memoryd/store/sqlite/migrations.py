@@ -1,5 +1,5 @@
 """The migrations of the SQLite store, one function each, run in order by
-:func:`memoryd.store.sqlite_schema.migrate`, each inside one transaction. A migration never
+:func:`memoryd.store.sqlite.schema.migrate`, each inside one transaction. A migration never
 changes once released: a later one changes its work.
 """
 

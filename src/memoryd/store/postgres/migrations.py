@@ -1,5 +1,5 @@
 """The migrations of the PostgreSQL store, one function each, run in order by
-:func:`memoryd.store.postgres_schema.migrate` inside one transaction with ``search_path`` set to
+:func:`memoryd.store.postgres.schema.migrate` inside one transaction with ``search_path`` set to
 the store's schema. A migration never changes once released: a later one changes its work.
 """
 

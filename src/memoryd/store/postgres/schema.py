@@ -1,7 +1,7 @@
 """Versioned schema migrations of the PostgreSQL store: named, ordered, recorded.
 
 Each migration is a function ``m<NNN>_<name>(cur)`` (in
-:mod:`memoryd.store.postgres_migrations`) applied in its own transaction and recorded in ``schema_migrations``. :func:`migrate` holds a
+:mod:`memoryd.store.postgres.migrations`) applied in its own transaction and recorded in ``schema_migrations``. :func:`migrate` holds a
 session-level advisory lock while it works, so any number of processes may open
 the same database at once: one migrates, the others wait and then find nothing
 left to do.
@@ -11,8 +11,9 @@ Every table lives in one PostgreSQL schema (``memoryd`` unless the store URL say
 and several stores can share one database. ``meta.app = 'memoryd'`` marks the
 schema as ours; a schema holding other tables is refused.
 
-The vector column starts without a dimension; ``postgres_vectors.set_vector_dims``
-fixes it when the store learns its embedding model.
+The vector column starts without a dimension;
+:func:`memoryd.store.postgres.vectors.set_vector_dims` fixes it when the store learns its
+embedding model.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import psycopg
 from psycopg import sql
 
 from memoryd.errors import NotAMemorydStore, SchemaTooNew
-from memoryd.store.postgres_migrations import (  # noqa: F401 - APP_MARKER re-exported
+from memoryd.store.postgres.migrations import (  # noqa: F401 - APP_MARKER re-exported
     APP_MARKER,
     m001_initial,
     m002_graph_intentions_keys,
@@ -39,7 +40,7 @@ from memoryd.store.postgres_migrations import (  # noqa: F401 - APP_MARKER re-ex
     m011_speakers,
     m012_instruction_topics,
 )
-from memoryd.store.postgres_vectors import ensure_vector_extension
+from memoryd.store.postgres.vectors import ensure_vector_extension
 
 DEFAULT_SCHEMA = "memoryd"
 

@@ -1,7 +1,7 @@
 """Versioned schema migrations of the SQLite store: named, ordered, recorded.
 
 Each migration is a function ``m<NNN>_<name>(conn)`` (in
-:mod:`memoryd.store.sqlite_migrations`); applied versions are kept in
+:mod:`memoryd.store.sqlite.migrations`); applied versions are kept in
 ``schema_migrations``. A store marks itself with ``meta.app = 'memoryd'`` so that
 any other SQLite file is recognised and refused.
 """
@@ -12,7 +12,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from memoryd.store.sqlite_migrations import (  # noqa: F401 - APP_MARKER re-exported
+from memoryd.store.sqlite.migrations import (  # noqa: F401 - APP_MARKER re-exported
     APP_MARKER,
     m001_initial,
     m002_graph_intentions_keys,
