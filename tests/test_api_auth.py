@@ -115,7 +115,7 @@ def test_read_only_key_cannot_write(live_server: LiveServer, method, path, body)
     assert response.status_code == 403, response.text
     assert "needs the 'write' scope" in response.json()["error"]
     assert _count(live_server) == before
-    assert live_server.engine.store.get_watermark("capture:r") == 0
+    assert live_server.engine.store.bookkeeping.get_watermark("capture:r") == 0
 
 
 def test_read_only_key_can_read(live_server: LiveServer):

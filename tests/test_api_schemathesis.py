@@ -1,6 +1,8 @@
 """Schemathesis against the OpenAPI schema of a real server: generated requests (valid and
 invalid) to every operation, with a read, a write and an admin key. Every response must be a
-non-5xx status the schema documents, and a refused request must not have changed the store.
+non-5xx status the schema documents, a request that violates the schema must be refused (the
+schema states no more than the server enforces), and a refused request must not have changed
+the store.
 
 The schema is the app's own /openapi.json, generated at collection time (it needs no running
 engine); the requests go to the module's live server on 127.0.0.1. The fuzzing phase runs
@@ -20,7 +22,7 @@ from api_fixtures import STANDARD_KEYS, LiveServer, module_server
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
-from schemathesis.specs.openapi.checks import status_code_conformance
+from schemathesis.specs.openapi.checks import negative_data_rejection, status_code_conformance
 
 from memoryd.api.app import create_app
 from memoryd.config import Settings
@@ -31,8 +33,12 @@ DEFAULT_EXAMPLES = 100  # schemathesis's (and hypothesis's) default max_examples
 EXAMPLES = {"admin": DEFAULT_EXAMPLES, "writer": 10, "reader": 10}
 CASES: Counter[str] = Counter()
 
+# A body over MEMORYD_MAX_BODY_BYTES is refused too (413), besides the usual 4xx.
+REFUSED = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429, "5XX"]
+CHECK_CONFIG = {"negative_data_rejection": {"expected-statuses": REFUSED}}
 CONFIG = SchemathesisConfig.from_dict(
-    {"phases": {"coverage": {"enabled": False}}, "generation": {"mode": "all"}}
+    {"phases": {"coverage": {"enabled": False}}, "generation": {"mode": "all"},
+     "checks": CHECK_CONFIG}
 )
 COVERAGE_CONFIG = SchemathesisConfig.from_dict(
     {
@@ -43,12 +49,13 @@ COVERAGE_CONFIG = SchemathesisConfig.from_dict(
             "coverage": {"enabled": True},
         },
         "generation": {"mode": "all"},
+        "checks": CHECK_CONFIG,
     }
 )
 _DOCUMENT = create_app(lambda: None, Settings()).openapi()  # type: ignore[arg-type,return-value]
 schema = schemathesis.openapi.from_dict(_DOCUMENT, config=CONFIG)
 coverage_schema = schemathesis.openapi.from_dict(_DOCUMENT, config=COVERAGE_CONFIG)
-CHECKS = [not_a_server_error, status_code_conformance]
+CHECKS = [not_a_server_error, status_code_conformance, negative_data_rejection]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +77,7 @@ def _state(server: LiveServer) -> tuple[Any, ...]:
     return (
         engine.store.count(),
         engine.stats().get("last_seq"),
-        len(engine.store.list_keys()),
+        len(engine.store.keys.list_keys()),
         len(engine.list_intentions("all")),
     )
 

@@ -6,12 +6,17 @@
 4. cognition/, retrieval/ and tasks/ are pure;
 5. nothing below the faces imports a face;
 6. modules stay under 500 lines and functions under 60 (SQL migrations excepted);
-7. every operation has a face (a route or a tool) and a description.
+7. the store is a core contract of at most 40 public methods and parts reached as its
+   attributes, no class of the store has more than one base (no mixins), and the database
+   drivers are imported only by the backend packages ``store/sqlite/`` and ``store/postgres/``;
+8. every operation has a face (a route or a tool) and a description.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
+from abc import ABC
 from pathlib import Path
 
 import pytest
@@ -20,6 +25,8 @@ import memoryd
 from memoryd.api.routes import BINDINGS
 from memoryd.operations import REGISTRY, tool_operations
 from memoryd.operations.profiles import OVERRIDES
+from memoryd.store.base import Store
+from memoryd.store.parts import Part
 
 PACKAGE = Path(memoryd.__file__).parent
 FACES = ("memoryd.api", "memoryd.mcp", "memoryd.cli", "memoryd.dashboard")
@@ -33,6 +40,10 @@ PURE = ("memoryd.cognition", "memoryd.retrieval", "memoryd.tasks")
 IMPURE = ("memoryd.engine", "memoryd.store", "memoryd.operations", *FACES)
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
+MAX_STORE_CORE_METHODS = 40
+STORE_PARTS = ("work", "domains", "graph_files", "keys", "bookkeeping", "transfer")
+STORE_BACKENDS = ("memoryd.store.sqlite", "memoryd.store.postgres")
+DRIVERS = ("sqlite3", "psycopg", "psycopg_pool", "pgvector")
 
 
 def _modules() -> dict[str, Path]:
@@ -132,7 +143,7 @@ def test_modules_and_functions_stay_small(name: str) -> None:
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             length = node.end_lineno - node.lineno + 1  # type: ignore[operator]
-            migration = name.endswith(("_schema", "_migrations")) and node.name.startswith("m0")
+            migration = name.endswith((".schema", ".migrations")) and node.name.startswith("m0")
             assert migration or length <= MAX_FUNCTION_LINES, (
                 f"{name}.{node.name} has {length} lines")
 
@@ -143,6 +154,55 @@ def test_every_operation_has_a_face_and_every_face_an_operation() -> None:
     assert exposed == set(REGISTRY)
     for op in REGISTRY.values():
         assert op.description and op.title, op.name
+
+
+def test_the_store_core_is_small_and_its_parts_are_attributes() -> None:
+    public = [name for name, _ in inspect.getmembers(Store) if not name.startswith("_")]
+    assert len(public) <= MAX_STORE_CORE_METHODS, f"Store has {len(public)}: {public}"
+    declared = inspect.get_annotations(Store, eval_str=True)
+    for part in STORE_PARTS:
+        assert issubclass(declared[part], Part), part
+        assert part not in public, f"{part} is a class attribute of Store, not a part"
+
+
+def test_no_class_of_the_store_has_mixin_bases() -> None:
+    """Every class in memoryd.store derives from one class at most (ABC aside): the core,
+    the backends and the parts are composed, not assembled from mixins."""
+    offenders = []
+    for name, path in MODULES.items():
+        if not _within(name, ("memoryd.store",)):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b) for b in node.bases if ast.unparse(b) != "ABC"]
+                if len(bases) > 1:
+                    offenders.append(f"{name}.{node.name}({', '.join(bases)})")
+    assert not offenders, offenders
+    assert Store.__bases__ == (ABC,)
+
+
+def test_backend_code_lives_in_the_backend_packages() -> None:
+    for name, path in MODULES.items():
+        if not _within(name, ("memoryd.store",)):
+            continue
+        drivers = {m.split(".")[0] for m in _all_imports(path)} & set(DRIVERS)
+        leaf = name.rpartition(".")[2]
+        assert not leaf.startswith(("sqlite_", "postgres_")), f"{name}: a backend module"
+        if drivers:
+            assert _within(name, STORE_BACKENDS), f"{name} imports {sorted(drivers)}"
+    for backend in STORE_BACKENDS:
+        assert MODULES[backend].name == "__init__.py", f"{backend} is not a package"
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module a file imports, memoryd's or not."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module or "")
+    return found
 
 
 def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:

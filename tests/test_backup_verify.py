@@ -213,6 +213,6 @@ def test_a_backup_of_a_damaged_sqlite_store_gets_no_manifest(tmp_path, mem) -> N
 
 
 def test_the_dump_format_matches_the_postgres_store() -> None:
-    from memoryd.store.postgres_rows import DUMP_FORMAT
+    from memoryd.store.postgres.transfer import DUMP_FORMAT
 
     assert PG_DUMP_FORMAT == DUMP_FORMAT

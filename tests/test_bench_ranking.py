@@ -18,6 +18,7 @@ from bench.recall.corpus import mixed  # noqa: E402
 from bench.recall.fit import fit, reliability  # noqa: E402
 from bench.recall.pipeline import Pool  # noqa: E402
 from memoryd.retrieval.bm25 import Candidate, CorpusStats, bm25_scores  # noqa: E402
+from memoryd.retrieval.relevance import FEATURES  # noqa: E402
 from memoryd.retrieval.tokens import Tokenizer  # noqa: E402
 
 
@@ -32,7 +33,7 @@ def test_reliability_bins_and_brier() -> None:
 
 def test_fit_learns_non_negative_weights() -> None:
     rng = np.random.default_rng(7)
-    x = rng.uniform(0, 1, size=(4000, 5))
+    x = rng.uniform(0, 1, size=(4000, len(FEATURES)))
     logit = -4 + 6 * x[:, 0] + 2 * x[:, 2]  # only cosine and coverage matter
     y = (rng.uniform(0, 1, 4000) < 1 / (1 + np.exp(-logit))).astype(np.int8)
     model = fit([Pool(np.arange(4000), x, y)])
@@ -63,38 +64,32 @@ def test_vectorised_bm25_equals_memoryd_bm25() -> None:
     assert fast == pytest.approx(bm25_scores(terms, cands, stats, k1=5.0, b=1.0))
 
 
-def test_engine_section_arithmetic() -> None:
-    """Backend agreement and what a recall threshold keeps, on hand-made rankings."""
-    from bench.recall.candidates import Query
-    from bench.recall.engine_bench import key
-    from bench.recall.engine_eval import agreement, at_threshold
+def test_engine_runs_arithmetic() -> None:
+    """Metrics, backend agreement and what a recall threshold keeps, on hand-made top 10s
+    (bench/recall/engine_sets_report.py)."""
+    from bench.recall.engine_sets_report import agreement, at_threshold, question_metrics
 
-    left = {"q1": [("a", 0.5), ("b", 0.1)], "q2": [("c", 0.2)]}
-    right = {"q1": [("a", 0.5000001), ("b", 0.1)], "q2": [("d", 0.2)]}
+    m = question_metrics([5, 3, 9], [3, 7])
+    assert (m["hit@1"], m["hit@5"], m["recall@10"], m["mrr"]) == (0.0, 1.0, 0.5, 0.5)
+    assert question_metrics([], [1])["hit@10"] == 0.0
+    left = {"1:0": [[0, 0.5, 0.3], [1, 0.1, 0.2]], "1:1": [[2, 0.2, 0.1]]}
+    right = {"1:0": [[0, 0.5000001, 0.3], [1, 0.1, 0.2]], "1:1": [[3, 0.2, 0.1]]}
     got = agreement(left, right)
-    assert (got["identical_top10"], got["same_top10_ties_aside"]) == (1, 1)
-    assert got["max_score_difference"] == pytest.approx(1e-7)
-
-    def query(kind: str, evidence: list[int]) -> Query:
-        return Query(conv=1, kind=kind, ability="x", text=kind, evidence=evidence, groups={},
-                     cosines={})
-
-    answerable, unrelated = query("answerable", [0]), query("unrelated", [])
-    pos = {1: {"m0": 0, "m1": 1}}
-    ranked = {key(answerable): [("m0", 0.02), ("m1", 0.001)], key(unrelated): [("m1", 0.002)]}
-    labels = {key(answerable): {0}, key(unrelated): set()}
-    r = at_threshold([answerable, unrelated], ranked, pos, labels, 0.003)
-    assert (r["hit_precision"], r["hit_recall"], r["answerable_keep_evidence"]) == (1.0, 1.0, 1.0)
-    assert r["empty_block"]["unrelated"] == 1.0 and r["mean_hits_kept"] == 0.5
+    assert got["identical_top10"] == 1 and got["max_score_difference"] == pytest.approx(1e-7)
+    meta = {"1:0": ("answerable", "fact", [0]), "1:1": ("unrelated", "unrelated", [])}
+    run = {"1:0": [[0, 0.9, 0.3], [1, 0.05, 0.2]], "1:1": [[1, 0.02, 0.1]]}
+    r = at_threshold(meta, run, 0.17)
+    assert (r["precision"], r["recall"], r["questions keeping an answer"]) == (1.0, 1.0, 1.0)
+    assert r["empty: unrelated"] == 1.0 and r["hits kept per query"] == 0.5
 
 
-def test_a_memory_written_through_smart_ingest_stands_for_the_messages_it_took_in() -> None:
-    from types import SimpleNamespace
+def test_a_cue_variant_reads_the_shipped_run_for_questions_it_did_not_ask() -> None:
+    from bench.recall.engine_sets_report import per_question
 
-    from bench.recall.engine_eval import messages_held
-
-    corpus = SimpleNamespace(ids=["m0", "m1", "m2"])
-    pos = {1: {"m0": 0, "m1": 1, "m2": 2}}
-    held = messages_held({1: corpus}, pos, {"m1": "m0"})  # m1 was reinforced into m0
-    assert held[1]["m0"] == [0, 1] and held[1]["m2"] == [2]
-    assert messages_held({1: corpus}, pos, {})[1] == {"m0": [0], "m1": [1], "m2": [2]}
+    meta = {"1:0": ("answerable", "fact", [4]), "1:1": ("answerable", "fact", [2]),
+            "1:2": ("abstention", "abstention", [])}
+    shipped = {"1:0": [[4, 0.9, 0.3]], "1:1": [[1, 0.3, 0.2], [2, 0.2, 0.1]]}
+    variant = {"1:1": [[2, 0.2, 0.1], [1, 0.3, 0.2]]}  # the cue fired on 1:1 only
+    rows = per_question(meta, variant, shipped)
+    assert set(rows) == {"1:0", "1:1"}
+    assert rows["1:0"]["hit@1"] == 1.0 and rows["1:1"]["mrr"] == 1.0

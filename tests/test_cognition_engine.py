@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memoryd.errors import InvalidInput, MemoryNotFound, SecretDetected
+from memoryd.errors import IntentionNotFound, InvalidInput, MemoryNotFound, SecretDetected
 
 
 class Clock:
@@ -188,13 +188,13 @@ def test_consolidation_dry_run_writes_nothing_and_merges_duplicates(cmem, clock)
     dry = cmem.consolidate(dry_run=True)
     assert dry.merged == [[a.id, b.id]]
     assert cmem.get(b.id).superseded_by is None
-    assert cmem.store.list_reports("consolidation") == []
+    assert cmem.store.bookkeeping.list_reports("consolidation") == []
     real = cmem.consolidate()
     assert real.merged == [[a.id, b.id]]
     assert cmem.get(b.id).superseded_by == a.id
     assert cmem.get(a.id).state.reps == 1
     assert [h.memory.id for h in cmem.search("VPN gateway address", 5)] == [a.id]
-    assert cmem.store.list_reports("consolidation")[0]["merged"] == [[a.id, b.id]]
+    assert cmem.store.bookkeeping.list_reports("consolidation")[0]["merged"] == [[a.id, b.id]]
 
 
 def test_gc_is_dry_by_default_and_purge_scrubs_history(cmem, clock):
@@ -256,7 +256,7 @@ def test_context_and_event_intentions_match_globs_and_keys(cmem):
         cmem.set_intention("x", {"type": "context"})
     with pytest.raises(InvalidInput):
         cmem.check_intentions({"colour": "blue"})
-    with pytest.raises(InvalidInput):
+    with pytest.raises(IntentionNotFound):  # an unknown id is a 404, as a memory's is
         cmem.update_intention("nope", "complete")
 
 

@@ -44,6 +44,28 @@ def test_close_hits_are_reordered_by_the_bonus() -> None:
     assert order_within_margin([0.5, 0.5], [0.0, 0.0]) == [0, 1]  # ties keep input order
 
 
+def test_ties_go_to_the_cosine_then_to_the_bonus() -> None:
+    # The default margin (0) reorders nothing of different relevance, whatever the bonus.
+    assert order_within_margin([0.31, 0.30], [0.0, 1.0]) == [0, 1]
+    # Equal relevance (with rank fusion: the 3rd of one side and the 3rd of the other): the
+    # cosine decides, not the bonus; equal cosine too (a copy): the bonus decides.
+    assert order_within_margin([0.3, 0.3], [1.0, 0.0], ties=[0.4, 0.6]) == [1, 0]
+    assert order_within_margin([0.3, 0.3], [0.0, 1.0], ties=[0.5, 0.5]) == [1, 0]
+    assert order_within_margin([0.3, 0.3], [0.0, 1.0]) == [1, 0]
+    with pytest.raises(ValueError, match="ties"):
+        order_within_margin([0.3, 0.3], [0.0, 1.0], ties=[0.5])
+
+
+def test_equal_relevance_is_ordered_by_cosine_before_recency() -> None:
+    older = hit("older", 0.3, age_days=100).model_copy(update={"semantic_similarity": 0.62})
+    newer = hit("newer", 0.3, age_days=1).model_copy(update={"semantic_similarity": 0.48})
+    ranked = rescore_calibrated([newer, older], NOW, RankingWeights())
+    assert [h.memory.id for h in ranked] == ["older", "newer"]
+    twin = hit("twin", 0.3, age_days=1).model_copy(update={"semantic_similarity": 0.62})
+    ranked = rescore_calibrated([older, twin], NOW, RankingWeights())
+    assert [h.memory.id for h in ranked] == ["twin", "older"]  # a copy: the fresher first
+
+
 def test_bad_input_is_rejected() -> None:
     with pytest.raises(ValueError, match="one value per hit"):
         order_within_margin([0.5], [0.1, 0.2])
@@ -63,23 +85,25 @@ def hit(mid: str, score: float, age_days: float, association: bool = False) -> S
 def test_current_fact_overtakes_a_stale_one_of_close_relevance() -> None:
     weights = RankingWeights()
     stale, current = hit("old", 0.605, age_days=200), hit("new", 0.60, age_days=1)
-    ranked = rescore_calibrated([stale, current], NOW, weights)
+    ranked = rescore_calibrated([stale, current], NOW, weights, margin=0.1)
     assert [h.memory.id for h in ranked] == ["new", "old"]
     assert [h.score for h in ranked] == [0.60, 0.605]  # the score stays the relevance
     assert all(h.retention is not None for h in ranked)
     # The move is in proportion to the real difference: a wider gap in relevance holds.
-    wider = rescore_calibrated([hit("old", 0.62, 200), hit("new", 0.60, 1)], NOW, weights)
+    wider = rescore_calibrated([hit("old", 0.62, 200), hit("new", 0.60, 1)], NOW, weights,
+                               margin=0.1)
     assert [h.memory.id for h in wider] == ["old", "new"]
 
 
 def test_memories_written_minutes_apart_keep_their_relevance_order() -> None:
     earlier, later = hit("earlier", 0.3001, age_days=1.0), hit("later", 0.3, age_days=0.999)
-    ranked = rescore_calibrated([earlier, later], NOW, RankingWeights())
+    ranked = rescore_calibrated([earlier, later], NOW, RankingWeights(), margin=0.1)
     assert [h.memory.id for h in ranked] == ["earlier", "later"]
 
 
 def test_fresh_but_unrelated_memory_does_not_overtake() -> None:
-    ranked = rescore_calibrated([hit("relevant", 0.7, 400), hit("fresh", 0.2, 0)], NOW, RankingWeights())
+    ranked = rescore_calibrated([hit("relevant", 0.7, 400), hit("fresh", 0.2, 0)], NOW,
+                                RankingWeights(), margin=0.1)
     assert [h.memory.id for h in ranked] == ["relevant", "fresh"]
 
 

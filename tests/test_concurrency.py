@@ -321,7 +321,7 @@ def test_writer_killed_mid_batch_leaves_whole_batches(shared_url: str, kill_dela
         assert store.stats().vectors == len(ids)
         _assert_ledger_matches_history(store, history)
         # Still writable after the crash.
-        store.set_watermark("after-crash", 1)
+        store.bookkeeping.set_watermark("after-crash", 1)
     finally:
         store.close()
     if shared_url.startswith("sqlite"):
@@ -356,12 +356,12 @@ def test_maintenance_lock_is_exclusive_across_connections(pg_url: str) -> None:
 
 
 def test_schema_migration_from_many_processes_at_once(pg_database) -> None:
-    from memoryd.store.postgres_schema import LATEST_VERSION
+    from memoryd.store.postgres.schema import LATEST_VERSION
 
     url = pg_database(migrated=False)
     code = (
         "import sys; from memoryd.store.postgres import PostgresStore; "
-        "s = PostgresStore(sys.argv[1]); print(s.schema_version); s.close()"
+        "s = PostgresStore(sys.argv[1]); print(s.db.schema_version); s.close()"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(6)]

@@ -185,7 +185,7 @@ def test_the_model_loads_after_a_store_with_a_vector_graph(tmp_path: Path, onnx:
         f"mem = memoryd.open({url!r}, hnsw_threshold=50)\n"
         "given = numpy.full(384, 384 ** -0.5, dtype=numpy.float32)\n"
         "mem.search('billing', 3, mode='vector', query_vector=given, record_access=False)\n"
-        "assert mem.store._index.uses_hnsw and not mem.embedder.loaded\n"
+        "assert mem.store.vector_cache.index.uses_hnsw and not mem.embedder.loaded\n"
         "hits = mem.search('which service bills customers?', 3, record_access=False)\n"
         "print(len(hits), type(mem.embedder).__name__)\n"
     )

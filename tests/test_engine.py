@@ -70,7 +70,7 @@ def test_context_manager_closes(store_url, shared_embedder) -> None:
     with memoryd.open(store_url, embedder=shared_embedder) as mem:
         assert isinstance(mem, memoryd.Engine)
         mem.add("inside the with block")
-    assert mem.store._connections == []
+    assert mem.store.db.open_connections == 0
     with memoryd.open(store_url, embedder=shared_embedder) as again:
         assert again.store.count() == 1
 

@@ -223,7 +223,7 @@ def test_capture_is_idempotent_by_watermark(mem):
     stored = [mem.get(r.memory_id) for r in first.stored]
     assert {m.session_id for m in stored} == {"s1"} and {m.agent_id for m in stored} == {"claw"}
     assert all("captured" in m.tags and m.source == "capture" for m in stored)
-    assert mem.store.get_watermark("capture:*:*:s1") == 3
+    assert mem.store.bookkeeping.get_watermark("capture:*:*:s1") == 3
 
     again = invoke(mem, "capture", {"messages": TRANSCRIPT, "session_key": "s1"}, LOCAL)
     assert again.new_messages == 0 and again.stored == []
@@ -291,7 +291,7 @@ def test_capture_validates_before_writing(mem):
         invoke(mem, "capture", {"messages": TRANSCRIPT}, LOCAL)
     with pytest.raises(InvalidInput, match="messages"):
         invoke(mem, "capture", {"messages": "nope", "session_key": "s"}, LOCAL)
-    assert mem.store.count() == 0 and mem.store.get_watermark("capture:*:*:s") == 0
+    assert mem.store.count() == 0 and mem.store.bookkeeping.get_watermark("capture:*:*:s") == 0
 
 
 def test_recall_returns_a_block_of_relevant_memories(mem):

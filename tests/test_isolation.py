@@ -240,7 +240,7 @@ def test_another_agents_intention_cannot_be_updated(world: World):
         response = bot.post(
             "/intention", json={"action": "update", "id": intention["id"], "status": "cancel"}
         )
-    assert response.status_code == 422 and "no intention" in response.json()["error"]
+    assert response.status_code == 404 and "no intention" in response.json()["error"]
     with world.client("bot2") as owner:
         listed = owner.post("/intention", json={"action": "list", "status": "all"}).json()
     (same,) = [i for i in listed["data"]["intentions"] if i["id"] == intention["id"]]

@@ -64,13 +64,14 @@ def test_associations_do_not_walk_through_memories_the_key_cannot_see(world: Wor
     for text in ("Seedlings in the potting room want more light in winter",
                  "The garden hose reel hangs behind the shed door",
                  "Ferns on the north windowsill are watered on Sundays"):
-        world.create("bot", text)  # closer to the query than B, so B is no direct hit
+        world.create("bot", text)  # bot-1's memories besides A and B, none sharing a word
     world.server.engine.link(a["id"], f["id"], "related", 1.0)
     world.server.engine.link(f["id"], b["id"], "related", 1.0)
     query = "greenhouse orchid misting valve at dawn"
 
     def associations(caller: str) -> set[str]:
-        results = _search(world, caller, query, limit=4)["results"]
+        # Keyword mode: A is the only direct hit, so whatever else comes back came by a link.
+        results = _search(world, caller, query, limit=4, mode="keyword")["results"]
         assert results[0]["id"] == a["id"] and not results[0]["association"]
         return {r["id"] for r in results if r["association"]}
 

@@ -13,7 +13,7 @@ from helpers.keyword_index import assert_index_matches
 
 from memoryd.migrate import copy_store
 from memoryd.models import SearchFilters
-from memoryd.store import sqlite_schema
+from memoryd.store.sqlite import schema as sqlite_schema
 from memoryd.store.postgres import PostgresStore
 from memoryd.store.sqlite import SQLiteStore
 from memoryd.store.terms import TOKENIZER_ID
@@ -40,7 +40,7 @@ def old_postgres_store(url: str) -> None:
 
 def check_backfilled(store) -> None:
     assert_index_matches(store)
-    assert store._meta("keyword_tokenizer") == TOKENIZER_ID
+    assert store.db.meta("keyword_tokenizer") == TOKENIZER_ID
     hits = store.keyword_search("tuesday", SearchFilters(include_superseded=True),
                                 now=store.get("a").created_at, limit=5)
     assert {h.memory_id for h in hits} == {"a", "c"}
@@ -53,7 +53,7 @@ def test_sqlite_m004_builds_the_index_of_an_older_store(tmp_path: Path) -> None:
     old_sqlite_store(path)
     store = SQLiteStore(path)
     try:
-        assert store.schema_version >= 4
+        assert store.db.schema_version >= 4
         check_backfilled(store)
     finally:
         store.close()
@@ -75,7 +75,7 @@ def test_postgres_m006_builds_the_index_of_an_older_store(pg_database) -> None:
     old_postgres_store(url)
     store = PostgresStore(url)
     try:
-        assert store.schema_version >= 6
+        assert store.db.schema_version >= 6
         check_backfilled(store)
     finally:
         store.close()

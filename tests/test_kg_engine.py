@@ -85,7 +85,7 @@ def test_bad_writes_fail_whole_and_store_nothing(kg) -> None:
         mem.kg.write(str(root), nodes=[{"id": "fresh", "body": "no name"}])
     with pytest.raises(InvalidInput, match="touches"):
         mem.kg.write(str(root), nodes=[{"name": "Escape", "touches": ["../etc/passwd"]}])
-    with pytest.raises(InvalidInput, match="not a directory"):
+    with pytest.raises(InvalidInput, match="no such directory"):
         mem.kg.read(str(root / "missing"))
     assert mem.count(include_superseded=True) == before
     assert file_of(root).read_bytes() == text

@@ -33,12 +33,8 @@ def backend_mem(request: pytest.FixtureRequest, open_mem, tmp_path: Path) -> Eng
 
 def execute(store: Store, statement: str, params: tuple[Any, ...] = ()) -> None:
     """Raw SQL against the store's own tables (``?`` placeholders), as an intruder would."""
-    if store.backend == "sqlite":
-        with store._write() as conn:  # type: ignore[attr-defined]
-            conn.execute(statement, params)
-    else:
-        with store._conn() as conn:  # type: ignore[attr-defined]
-            conn.execute(statement.replace("?", "%s"), params)
+    with store.db.write() as tx:
+        tx.execute(statement.replace("?", store.db.mark), params)
 
 
 def entries(mem: Engine) -> list[ledger.LedgerEntry]:

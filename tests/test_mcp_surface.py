@@ -22,7 +22,9 @@ from memoryd.graph.tokens import get_counter
 from memoryd.mcp.server import build_server
 from memoryd.operations import Caller, select_tools
 
-TOKEN_BUDGET = 4000
+# What the default tool list may cost a model on every turn. The schemas state what the
+# server enforces (a tag's 64 characters included), patterns excepted (compact_schema).
+TOKEN_BUDGET = 4050
 # search strengthens what it returns a little (the testing effect): not read-only, but
 # idempotent within a session and never destructive.
 READ_TOOLS = {"memory"}

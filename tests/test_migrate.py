@@ -19,7 +19,7 @@ from memoryd.migrate import copy_store, verify_stores
 from memoryd.models import ApiKey, Edge, Intention, IntentionTrigger, SchedulingState
 from memoryd.store.base import Actor, Store
 from memoryd.store.postgres import PostgresStore
-from memoryd.store.postgres_schema import LATEST_VERSION
+from memoryd.store.postgres.schema import LATEST_VERSION
 from memoryd.store.sqlite import SQLiteStore
 
 T0 = datetime(2025, 3, 1, 9, 30, 15, 123456, tzinfo=timezone.utc)
@@ -60,15 +60,15 @@ def fill(mem: Engine) -> list[str]:
         Edge(source_id=ids[2], target_id=ids[3], edge_type="related", weight=0.25, created_at=T0,
              valid_until=T0 + timedelta(days=3), metadata={"why": "same team"}),
     ])
-    store.save_intention(Intention(
+    store.work.save_intention(Intention(
         id="int-1", description="remind about the release", created_at=T0, updated_at=T0,
         trigger=IntentionTrigger(type="context", topic="release"), priority="high",
     ))
-    store.save_key(ApiKey(id="key-1", label="laptop", prefix="mk_abc", key_hash="h" * 64,
+    store.keys.save_key(ApiKey(id="key-1", label="laptop", prefix="mk_abc", key_hash="h" * 64,
                           scopes=["read", "write"], created_at=T0, last_used=T0))
     store.mark_accessed("session-1", [ids[2], ids[3]], T0)
-    store.set_watermark("capture:session-1", 42)
-    store.save_report("consolidation", {"merged": 3, "when": "nightly"}, T0)
+    store.bookkeeping.set_watermark("capture:session-1", 42)
+    store.bookkeeping.save_report("consolidation", {"merged": 3, "when": "nightly"}, T0)
     return [i for n, i in enumerate(ids) if n != 4]
 
 
@@ -88,10 +88,10 @@ def snapshot(store: Store) -> dict[str, object]:
         "vectors": {k: v.tolist() for k, v in store.vectors(ids).items()},
         "history": [h.model_dump() for h in store.changes_since(0, limit=10_000)],
         "edges": sorted((e.model_dump_json() for e in store.edges_of(ids))),
-        "intentions": [i.model_dump() for i in store.list_intentions()],
-        "keys": [k.model_dump() for k in store.list_keys()],
-        "watermark": store.get_watermark("capture:session-1"),
-        "reports": store.list_reports("consolidation"),
+        "intentions": [i.model_dump() for i in store.work.list_intentions()],
+        "keys": [k.model_dump() for k in store.keys.list_keys()],
+        "watermark": store.bookkeeping.get_watermark("capture:session-1"),
+        "reports": store.bookkeeping.list_reports("consolidation"),
         "model": (store.embedding_model, store.embedding_dims),
     }
 

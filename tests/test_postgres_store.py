@@ -17,9 +17,9 @@ import psycopg
 import pytest
 
 import memoryd
-from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
+from memoryd.errors import InvalidInput, NotAMemorydStore, SchemaTooNew, StoreError
 from memoryd.models import Memory, SearchFilters
-from memoryd.store import postgres_schema
+from memoryd.store.postgres import schema as postgres_schema
 from memoryd.store.base import Actor
 from memoryd.store.postgres import PostgresStore, split_url
 
@@ -156,7 +156,7 @@ def test_reembed_to_another_dimension_switches_at_the_end(pg: PostgresStore, emb
 def test_backup_is_a_logical_dump_and_other_files_are_refused(pg: PostgresStore, embed, tmp_path: Path) -> None:
     pg.insert([memory(t) for t in TEXTS[:2]], embed(TEXTS[:2]), Actor())
     target = tmp_path / "b.jsonl.gz"
-    pg.backup(target)
+    pg.transfer.backup(target)
     with gzip.open(target, "rt") as handle:
         header = json.loads(handle.readline())
         tables = {json.loads(line)["table"] for line in handle}
@@ -165,12 +165,13 @@ def test_backup_is_a_logical_dump_and_other_files_are_refused(pg: PostgresStore,
     bogus = tmp_path / "not-a-dump.db"
     bogus.write_bytes(b"SQLite format 3\x00")
     with pytest.raises(StoreError, match="not a memoryd PostgreSQL backup"):
-        pg.restore(bogus)
+        pg.transfer.restore(bogus)
     assert pg.count() == 2
 
 
-def test_content_postgres_cannot_hold_is_a_store_error(pg: PostgresStore, embed) -> None:
-    with pytest.raises(StoreError):
+def test_content_postgres_cannot_hold_is_refused_before_the_database(pg: PostgresStore, embed) -> None:
+    """NUL is refused as invalid input on both backends (one rule), before any row is written."""
+    with pytest.raises(InvalidInput):
         pg.insert([memory("nul \x00 byte")], embed(["nul byte"]), Actor())
     assert pg.count() == 0 and pg.stats().last_seq == 0
 

@@ -26,7 +26,7 @@ from memoryd.errors import (
     SchemaTooNew,
     StoreError,
 )
-from memoryd.store.sqlite_schema import LATEST_VERSION
+from memoryd.store.sqlite.schema import LATEST_VERSION
 
 HEAVY = ("torch", "sentence_transformers", "transformers")
 
@@ -120,7 +120,7 @@ def test_open_as_context_manager(store_url, shared_embedder) -> None:
         assert hits[0].memory.content == memory.content
         assert hits[0].memory.metadata == {}
         assert isinstance(hits[0].score, float)
-    assert mem.store._connections == []
+    assert mem.store.db.open_connections == 0
 
 
 def test_open_defaults_to_memoryd_home(monkeypatch, tmp_path, shared_embedder) -> None:

@@ -93,3 +93,29 @@ def test_preference_cues_can_be_turned_off(open_mem, store_url) -> None:
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     score = {h.memory.id: h.score for h in hits}
     assert score[ids["user"]] == pytest.approx(score[ids["assistant"]])
+
+
+HOW_TO = "How do I get access to the build machines?"
+TEAM_NOTES = [
+    "Build machines are reached through the bastion host with your SSO login",
+    "The build farm runs twelve Linux machines in the basement rack",
+    "New laptops are ordered through the IT portal",
+    "Our CI pipeline caches dependencies between runs",
+]
+
+
+def test_a_request_does_not_lift_a_preference_about_something_else(open_mem, store_url,
+                                                                   tmp_path) -> None:
+    # A store's preferences are about many things; a how-to request lifts only those likely
+    # to answer it (score at least the recall threshold), not every preference in the store.
+    def ranked(url: str, **settings) -> list[str]:
+        mem = open_mem(url, **settings)
+        for text in TEAM_NOTES:
+            mem.add(text)
+        mem.add("Ines wants release notes written as one-page memos", node_type="preference")
+        hits = mem.search(HOW_TO, 5, associations=False, record_access=False)
+        return [h.memory.content for h in hits]
+
+    lifted = ranked(store_url)
+    assert lifted == ranked(f"sqlite:///{tmp_path / 'off.db'}", preference_margin=0.0)
+    assert lifted[0] == TEAM_NOTES[0]

@@ -10,7 +10,7 @@ from api_fixtures import clean_env, start_server
 
 
 def _reports(server) -> list:
-    return server.engine.store.list_reports("consolidation")
+    return server.engine.store.bookkeeping.list_reports("consolidation")
 
 
 def test_the_server_consolidates_on_schedule_and_stops_with_it(shared_embedder, tmp_path,

@@ -353,14 +353,14 @@ def test_stats_counts(filled) -> None:
 def test_backup_and_restore_at_store_level(filled, store_factory, backend, embed, tmp_path) -> None:
     store, memories = filled
     target = tmp_path / "backup.db"
-    store.backup(target)
+    store.transfer.backup(target)
     with pytest.raises(StoreError):
-        store.backup(target)  # never overwrites
+        store.transfer.backup(target)  # never overwrites
     store.delete(memories[0].id, Actor())
     extra = make("written after the backup")
     store.insert([extra], embed([extra.content]), Actor())
     high = store.stats().last_seq
-    store.restore(target)
+    store.transfer.restore(target)
     assert {m.id for m in store.iter_memories()} == {m.id for m in memories}
     # The restore is recorded, and the change sequence keeps rising across it.
     assert store.changes_since(0, limit=10_000)[-1].operation == "restore"

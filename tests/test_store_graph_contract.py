@@ -8,6 +8,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
+from memoryd.errors import StoreError
 from memoryd.models import GraphFileState, Memory, SchedulingState, SearchFilters
 from memoryd.store.base import Actor, Store
 
@@ -33,23 +36,23 @@ def node(content: str, slug: str, scope: str = "project:shop", **fields: Any) ->
 
 
 def test_graph_file_state_round_trips_and_replaces(store: Store) -> None:
-    assert store.graph_file("/p/.knowledge/graph.json") is None
-    assert store.graph_files("project:p") == []
+    assert store.graph_files.graph_file("/p/.knowledge/graph.json") is None
+    assert store.graph_files.graph_files("project:p") == []
     base = {"nodes": {"a": "f1"}, "edges": {"a relates_to b": "f2"}}
     first = GraphFileState(path="/p/.knowledge/graph.json", scope="project:p", base=base,
                            signature="10-123-7", seq=4, updated_at=NOW)
-    store.save_graph_file(first)
-    assert store.graph_file(first.path) == first
+    store.graph_files.save_graph_file(first)
+    assert store.graph_files.graph_file(first.path) == first
     later = GraphFileState(path="/clone/.knowledge/graph.json", scope="project:p",
                            updated_at=NOW + timedelta(minutes=1))
-    store.save_graph_file(later)
-    assert [s.path for s in store.graph_files("project:p")] == [later.path, first.path]
+    store.graph_files.save_graph_file(later)
+    assert [s.path for s in store.graph_files.graph_files("project:p")] == [later.path, first.path]
     changed = first.model_copy(update={"base": {}, "signature": None, "seq": 9,
                                        "updated_at": NOW + timedelta(minutes=2)})
-    store.save_graph_file(changed)
-    assert store.graph_file(first.path) == changed
-    assert [s.path for s in store.graph_files("project:p")] == [first.path, later.path]
-    assert store.graph_files("project:other") == []
+    store.graph_files.save_graph_file(changed)
+    assert store.graph_files.graph_file(first.path) == changed
+    assert [s.path for s in store.graph_files.graph_files("project:p")] == [first.path, later.path]
+    assert store.graph_files.graph_files("project:other") == []
 
 
 def test_last_seq_follows_every_recorded_change(store: Store, embed) -> None:
@@ -114,24 +117,24 @@ def test_graph_files_travel_with_the_logical_rows(store: Store, store_factory, b
     state = GraphFileState(path="/p/.knowledge/graph.json", scope="project:p",
                            base={"nodes": {"a": "x"}, "edges": {}}, signature="s", seq=3,
                            updated_at=NOW)
-    store.save_graph_file(state)
-    rows = store.export_rows("graph_files")
+    store.graph_files.save_graph_file(state)
+    rows = store.transfer.export_rows("graph_files")
     assert len(rows) == 1 and rows[0]["base"] == state.base and rows[0]["seq"] == 3
     other = store_factory("sqlite" if backend == "postgresql" else "postgresql", name="copy")
-    assert other.import_rows("graph_files", rows) == 1
-    assert other.import_rows("graph_files", rows) == 0  # an existing key is skipped
-    assert other.graph_file(state.path) == state
+    assert other.transfer.import_rows("graph_files", rows) == 1
+    assert other.transfer.import_rows("graph_files", rows) == 0  # an existing key is skipped
+    assert other.graph_files.graph_file(state.path) == state
 
 
 def test_sqlite_uses_the_partial_index_of_graph_nodes(tmp_path) -> None:
     from memoryd.store.filters import where
     from memoryd.store.sqlite import SQLiteStore
-    from memoryd.store.sqlite_codec import DIALECT
+    from memoryd.store.sqlite.codec import DIALECT
 
     store = SQLiteStore(tmp_path / "m.db")
     try:
         clause, params = where(SearchFilters(scope="project:x", graph=True), NOW, DIALECT)
-        plan = store._conn.execute(
+        plan = store.db.connection().execute(
             f"EXPLAIN QUERY PLAN SELECT m.id FROM memories m WHERE {clause}", params).fetchall()
         assert any("idx_memories_graph" in str(row) for row in plan), plan
     finally:
@@ -159,3 +162,23 @@ def test_edges_from_returns_the_edges_of_matching_sources(store: Store, embed) -
     assert found[(a.id, "depends_on", b.id)].weight == 0.7
     assert found[(b.id, "relates_to", a.id)].valid_until == NOW - timedelta(days=1)
     assert store.edges_from(SearchFilters(scope="project:none"), now=NOW) == []
+
+
+def test_edges_around_many_memories_come_once_each_in_the_order_written(store: Store) -> None:
+    from memoryd.models import Edge
+
+    rows = [make(f"memory number {i}") for i in range(1200)]
+    store.insert(rows, None, ACTOR)
+    # Each edge joins memories far apart in the list (a statement of its own on SQLite).
+    edges = [Edge(source_id=rows[i].id, target_id=rows[-1 - i].id, edge_type="related",
+                  created_at=NOW) for i in range(12)]
+    for edge in edges:
+        store.upsert_edges([edge])
+    store.upsert_edges([edges[0].model_copy(update={"weight": 0.9})])  # replaced in place
+    found = store.edges_of([m.id for m in rows])
+    assert [(e.source_id, e.target_id) for e in found] == [(e.source_id, e.target_id)
+                                                           for e in edges]
+    assert found[0].weight == 0.9
+    with pytest.raises(StoreError, match="names a memory that does not exist"):
+        store.upsert_edges([Edge(source_id=rows[0].id, target_id="nowhere", created_at=NOW)])
+    assert len(store.edges_of([rows[0].id])) == 1

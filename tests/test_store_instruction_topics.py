@@ -67,7 +67,7 @@ def test_imported_rows_carry_their_topic(store: Store, embed, store_factory, bac
     store.insert(memories, embed(list(TEXTS.values())), ACTOR)
     copy = store_factory(backend, name="copy")
     copy.set_embedding_model(shared_embedder.model_id, shared_embedder.dims)
-    copy.import_rows("memories", store.export_rows("memories"))
+    copy.transfer.import_rows("memories", store.transfer.export_rows("memories"))
     assert topics_of(copy) == TOPICS
 
 

@@ -95,13 +95,13 @@ def test_import_rows_indexes_what_it_inserts(store: Store, store_factory, embed)
     source.set_embedding_model(store.embedding_model, store.embedding_dims)
     texts = ["Backups run nightly at two", "The API rate limit is 600 requests per minute"]
     source.insert([make(t, tags=["ops"]) for t in texts], embed(texts), ACTOR)
-    rows = source.export_rows("memories")
-    assert store.import_rows("memories", rows) == 2
-    assert store.import_rows("memories", rows) == 0  # already there: nothing indexed twice
-    store.finish_import()
+    rows = source.transfer.export_rows("memories")
+    assert store.transfer.import_rows("memories", rows) == 2
+    assert store.transfer.import_rows("memories", rows) == 0  # already there: nothing indexed twice
+    store.transfer.finish_import()
     assert_index_matches(store)
     with pytest.raises(ValueError, match="derived"):
-        store.import_rows("term_stats", [{"term": "x", "df": 1}])
+        store.transfer.import_rows("term_stats", [{"term": "x", "df": 1}])
 
 
 # --------------------------------------------------------------------------- ranking

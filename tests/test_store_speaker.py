@@ -103,7 +103,7 @@ def test_imported_rows_carry_their_speaker(filled: Store, store_factory, backend
                                            shared_embedder) -> None:
     copy = store_factory(backend, name="copy")
     copy.set_embedding_model(shared_embedder.model_id, shared_embedder.dims)
-    copy.import_rows("memories", filled.export_rows("memories"))
+    copy.transfer.import_rows("memories", filled.transfer.export_rows("memories"))
     for speaker in ("user", "assistant", "caroline", "melanie"):
         assert said_by(copy, speaker) == said_by(filled, speaker)
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import memoryd
-from memoryd.store import vector_index as vector_index_module
-from memoryd.store.vector_index import VectorIndex
+from memoryd.store.sqlite import vector_index as vector_index_module
+from memoryd.store.sqlite.vector_index import VectorIndex
 
 TOPICS = [
     "baking sourdough bread", "training for a marathon", "learning the Rust borrow checker",
@@ -117,7 +117,7 @@ def hnsw_template(tmp_path_factory, shared_embedder) -> Path:
     with memoryd.open(f"sqlite:///{path}", embedder=shared_embedder,
                       hnsw_threshold=HNSW_THRESHOLD) as mem:
         mem.add_many([{"content": text, "id": f"m{i:03d}"} for i, text in enumerate(CORPUS)])
-        assert mem.store._index.uses_hnsw
+        assert mem.store.vector_cache.index.uses_hnsw
     return path
 
 
@@ -159,8 +159,8 @@ def test_hnsw_path_gives_same_top_result_as_exact(hnsw_template, tmp_path, open_
     path = copy_store(hnsw_template, tmp_path)
     graph = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
     exact = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000)
-    assert graph.store._index.uses_hnsw
-    assert not exact.store._index.uses_hnsw
+    assert graph.store.vector_cache.index.uses_hnsw
+    assert not exact.store.vector_cache.index.uses_hnsw
     for query in QUERIES + [CORPUS[42], CORPUS[199]]:
         assert top_ids(graph, query, 1) == top_ids(exact, query, 1), query
     assert top_ids(graph, CORPUS[42], 1) == ["m042"]
@@ -169,7 +169,7 @@ def test_hnsw_path_gives_same_top_result_as_exact(hnsw_template, tmp_path, open_
 def test_threshold_zero_never_uses_a_saved_graph(hnsw_template, tmp_path, open_mem) -> None:
     path = copy_store(hnsw_template, tmp_path)
     exact = open_mem(f"sqlite:///{path}", hnsw_threshold=0)
-    assert not exact.store._index.uses_hnsw
+    assert not exact.store.vector_cache.index.uses_hnsw
 
 
 def test_saved_graph_is_reused_when_consistent(hnsw_template, tmp_path, open_mem, builds) -> None:
@@ -179,7 +179,7 @@ def test_saved_graph_is_reused_when_consistent(hnsw_template, tmp_path, open_mem
     assert graph_file.exists() and meta_file.exists()
     assert json.loads(meta_file.read_text())["count"] == len(CORPUS)
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
-    assert mem.store._index.uses_hnsw
+    assert mem.store.vector_cache.index.uses_hnsw
     assert builds == []  # loaded, not rebuilt
     assert top_ids(mem, CORPUS[7], 1) == ["m007"]
     mem.close()
@@ -188,7 +188,7 @@ def test_saved_graph_is_reused_when_consistent(hnsw_template, tmp_path, open_mem
     assert builds == []
     # The reused graph answers as exact search does (a graph loaded wrongly would not).
     exact = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000)
-    assert not exact.store._index.uses_hnsw
+    assert not exact.store.vector_cache.index.uses_hnsw
     for query in QUERIES[:4]:
         assert top_ids(mem, query, 1) == top_ids(exact, query, 1), query
     sourdough = {f"m{i:03d}" for i in range(len(ANGLES))}  # TOPICS[0] is sourdough bread
@@ -205,8 +205,8 @@ def test_graph_is_repaired_when_table_changed_behind_it(hnsw_template, tmp_path,
     other.close()
     assert builds == []
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
-    assert mem.store._index.uses_hnsw and builds == []  # the saved graph, repaired
-    assert len(mem.store._index._hnsw) == len(CORPUS)
+    assert mem.store.vector_cache.index.uses_hnsw and builds == []  # the saved graph, repaired
+    assert len(mem.store.vector_cache.index._hnsw) == len(CORPUS)
     assert top_ids(mem, "volcano eruption Iceland", 1) == [new.id]
     assert top_ids(mem, "stained glass cathedral windows", 1) == ["m005"]
     assert "m010" not in top_ids(mem, CORPUS[10], 20)
@@ -259,7 +259,7 @@ def test_corrupt_or_missing_graph_file_is_rebuilt(hnsw_template, tmp_path, open_
 def test_writes_in_hnsw_mode(hnsw_template, tmp_path, open_mem) -> None:
     path = copy_store(hnsw_template, tmp_path)
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
-    assert mem.store._index.uses_hnsw
+    assert mem.store.vector_cache.index.uses_hnsw
     # update re-embeds in place: found by its new meaning, once
     mem.update("m100", content="Quantum entanglement experiments with photons")
     hits = top_ids(mem, "quantum entanglement photons", 10)

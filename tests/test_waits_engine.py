@@ -52,7 +52,7 @@ def test_a_file_wait_resolves_and_is_recorded(open_waits, log) -> None:
     done = mem.wait_status(job.id, block_s=20)
     assert done.status == "resolved" and done.result == "BUILD OK in 12s"
     assert done.message.startswith(f"[smart_wait] {job.id} resolved after ")
-    row = mem.store.get_wait_job(job.id)
+    row = mem.store.work.get_wait_job(job.id)
     assert row["status"] == "resolved" and row["owner"]["runner"] == "test-host"
     assert [w.id for w in mem.list_waits("resolved")] == [job.id]
 
@@ -150,7 +150,7 @@ def test_bad_requests_are_refused_and_nothing_starts(open_waits, log, target, cr
         mem.smart_wait(f"file:{log}", "OK", 30, wake={"to": "openclaw"})
     with pytest.raises(TaskNotFound):
         mem.smart_wait(f"file:{log}", "OK", 30, task_id="t_missing")
-    assert mem.list_waits() == [] and mem.store.list_wait_jobs() == []
+    assert mem.list_waits() == [] and mem.store.work.list_wait_jobs() == []
 
 
 def test_a_wait_that_ends_writes_to_its_task(open_waits, log) -> None:
@@ -183,7 +183,7 @@ def test_the_wake_post_reaches_a_local_gateway(open_waits, log, local_server) ->
     assert b'"sessionKey": "agent:main:test"' in request["body"]
     attempts = wait_until(lambda: mem.wait_status(job.id).wake_attempts)
     assert attempts[0]["ok"] and attempts[0]["status"] == 200
-    stored = wait_until(lambda: mem.store.get_wait_job(job.id)["wake_attempts"])
+    stored = wait_until(lambda: mem.store.work.get_wait_job(job.id)["wake_attempts"])
     assert stored[0]["status"] == 200  # every attempt is recorded in the store
 
 
@@ -210,7 +210,7 @@ def test_what_a_wait_saw_is_kept_without_credentials(open_waits, log) -> None:
     done = mem.wait_status(job.id, block_s=20)
     assert done.status == "resolved"  # the criteria matched the line as it was written
     assert done.result == "published with token [REDACTED:github_token]"
-    assert token not in str(mem.store.get_wait_job(job.id))
+    assert token not in str(mem.store.work.get_wait_job(job.id))
     note = wait_until(lambda: [m for m in mem.get_task(task.id).recent if m.role == "system"])
     assert token not in note[0].content and "[REDACTED:github_token]" in note[0].content
 

@@ -24,12 +24,13 @@ from memoryd.waits.netguard import check_url, refused_reason
 @pytest.mark.parametrize(
     ("target", "criteria", "timeout", "error", "message"),
     [
-        ("ftp://example.org/file", "x", 10, InvalidWait, "unknown kind 'ftp'"),
+        ("ftp://example.org/file", "x", 10, InvalidWait, "unknown kind"),
         ("file:///etc/passwd", "x", 10, TargetNotAllowed, "outside the allowed roots"),
         ("nonsense", "x", 10, InvalidWait, "has no kind"),
-        ("gopher:thing", "x", 10, InvalidWait, "unknown kind 'gopher'"),
+        ("gopher:thing", "x", 10, InvalidWait, "unknown kind"),
         ("file:relative/path.log", "x", 10, InvalidWait, "must be absolute"),
         ("pid:-4", "exit", 10, InvalidWait, "positive integer"),
+        ("file:~no-such-user-xyz/build.log", "x", 10, InvalidWait, "must be absolute"),
         ("pid:1", "READY", 10, InvalidWait, "has no text"),
         ("http://127.0.0.1:9/", "exit", 10, InvalidWait, "does not exit"),
         ("http://169.254.169.254/latest/meta-data/", "status:200", 10, TargetNotAllowed,

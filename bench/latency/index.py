@@ -1,6 +1,6 @@
 """Vector index decision: memoryd's exact NumPy path vs its usearch HNSW path, same run.
 
-Both sides go through ``memoryd.store.vector_index.VectorIndex`` (so the numbers include
+Both sides go through ``memoryd.store.sqlite.vector_index.VectorIndex`` (so the numbers include
 its Python overhead) on real all-MiniLM-L6-v2 vectors of the synthetic corpus and real
 query vectors. HNSW parameters are memoryd's: M=16, ef_add=128, cosine, f16 storage.
 """
@@ -41,7 +41,7 @@ def _recall(approx: Hits, exact: Hits, k: int) -> float:
 
 
 def _exact_index(vectors: np.ndarray):
-    from memoryd.store.vector_index import VectorIndex
+    from memoryd.store.sqlite.vector_index import VectorIndex
 
     idx = VectorIndex(vectors.shape[1], hnsw_threshold=0)
     idx.upsert(range(1, len(vectors) + 1), vectors)
@@ -82,7 +82,7 @@ def compare_at(
     dtype: str = "f16",
 ) -> dict[str, Any]:
     """Exact vs HNSW at one size: build time, query p50/p95, recall@10 and recall@50."""
-    from memoryd.store.vector_index import VectorIndex
+    from memoryd.store.sqlite.vector_index import VectorIndex
 
     data = vectors[:n]
     exact = _exact_index(data)
@@ -144,7 +144,7 @@ def save_restore(hnsw, vectors: np.ndarray, queries: np.ndarray) -> dict[str, An
     """Save the graph, then restore it into a fresh index (memoryd's load) and as a mmap view."""
     from usearch.index import Index
 
-    from memoryd.store.vector_index import VectorIndex
+    from memoryd.store.sqlite.vector_index import VectorIndex
 
     n = len(hnsw)
     with tempfile.TemporaryDirectory(dir=Path(__file__).resolve().parents[1] / ".cache") as tmp:

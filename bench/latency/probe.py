@@ -36,7 +36,7 @@ def probe_open(path: str) -> dict:
     t0 = time.perf_counter()
     import memoryd
     from memoryd.store.sqlite import SQLiteStore
-    from memoryd.store.vector_index import VectorIndex
+    from memoryd.store.sqlite.vector_index import VectorIndex
 
     t_import = time.perf_counter() - t0
     parts: dict[str, float] = {}
@@ -50,13 +50,13 @@ def probe_open(path: str) -> dict:
         "import_seconds": round(t_import, 3),
         "open_seconds": round(t_open, 3),
         "parts_seconds": {k: round(v, 3) for k, v in parts.items()},
-        "uses_hnsw": mem.store._index.uses_hnsw,
-        "vectors": len(mem.store._index),
+        "uses_hnsw": mem.store.vector_cache.index.uses_hnsw,
+        "vectors": len(mem.store.vector_cache.index),
         "rss_mb": round(rss_mb(), 1),
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
     # Do not save the graph again on exit: closing would rewrite the sidecar files.
-    mem.store._index = None
+    mem.store.vector_cache.index = None
     mem.close()
     return out
 
@@ -85,7 +85,7 @@ def probe_rss(path: str, queries_file: str, embedder: str | None = None) -> dict
         mem.search(q, 10)
     stages[f"after_{len(queries)}_searches"] = round(rss_mb(), 1)
     stages["peak"] = round(peak_rss_mb(), 1)
-    index = mem.store._index
+    index = mem.store.vector_cache.index
     uses_hnsw = index.uses_hnsw
     components = {
         "index_matrix_capacity_mb": round(index._matrix.nbytes / 2**20, 1),
@@ -104,7 +104,7 @@ def probe_rss(path: str, queries_file: str, embedder: str | None = None) -> dict
         stages["after_gc_and_malloc_trim"] = round(rss_mb(), 1)
     except OSError:
         pass
-    mem.store._index = None  # keep the saved graph as it is
+    mem.store.vector_cache.index = None  # keep the saved graph as it is
     mem.close()
     return {
         "stages_mb": stages,

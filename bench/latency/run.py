@@ -240,8 +240,8 @@ def main(argv: list[str] | None = None) -> None:
         log(f"  RSS: {entry['rss']}")
 
         mem = memoryd.open(stores.store_url(path), embedder=embedder)
-        assert len(mem.store._index) == n
-        entry["uses_hnsw"] = mem.store._index.uses_hnsw
+        assert len(mem.store.vector_cache.index) == n
+        entry["uses_hnsw"] = mem.store.vector_cache.index.uses_hnsw
         wait_quiet(args.quiet_wait, log=log)
         with Stopwatch() as sw:
             entry["search"] = search_mod.measure_search(mem, queries, qvecs)
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> None:
                 )
                 (RESULTS_DIR / f"latency_profile_add{suffix}.txt").write_text(prof)
             log(f"  ingest: {entry['ingest']}")
-        mem.store._index = None  # the store is scratch now; skip saving its graph
+        mem.store.vector_cache.index = None  # the store is scratch now; skip saving its graph
         mem.close()
         result["sizes"][str(n)] = entry
 

@@ -71,7 +71,7 @@ def measure_search(
         "store_vector_search_pool50": lambda i: store.vector_search(
             vecs[i], no_filters, now=now(), limit=50
         ),
-        "index_search_k50": lambda i: store._index.search(vecs[i], 50),
+        "index_search_k50": lambda i: store.vector_cache.index.search(vecs[i], 50),
         "hybrid_no_embedding_filtered_node_type": lambda i: mem.search(
             texts[i], 10, query_vector=vecs[i], filters=decision
         ),

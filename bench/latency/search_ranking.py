@@ -36,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from bench.common import machine_info, md_table, summarize, write_results
+from memoryd.store.filters import where as sql_where
 
 KINDS = ("short", "question", "long")
 FTS5_SQL = ("SELECT m.id, r.rank FROM (SELECT rowid, bm25(memories_fts, 1.0, 0.5, 0.5) AS rank "
@@ -56,18 +57,18 @@ def previous_keyword(store, text: str, filters, now: datetime, limit: int) -> li
     from bench.scale.pg_tools import tsquery_text
     from memoryd.retrieval.fts import match_expression
 
-    where, params = store._where(filters, now)
+    where, params = sql_where(filters, now, store.db.dialect)
     if store.backend == "sqlite":
         expression = match_expression(text)
         if expression is None:
             return []
-        rows = store._conn.execute(FTS5_SQL.format(where=where),
+        rows = store.db.connection().execute(FTS5_SQL.format(where=where),
                                    [expression, max(200, limit * 4), *params, limit]).fetchall()
         return [r[0] for r in rows]
     query = tsquery_text(text)
     if query is None:
         return []
-    with store._conn() as conn:
+    with store.db.read() as conn:
         return [r[0] for r in conn.execute(TS_RANK_SQL.format(where=where),
                                            [query, *params, limit]).fetchall()]
 
@@ -185,11 +186,11 @@ def _topics_from_content(store: Any, search: Callable[[], Any]) -> Any:
 def _content_heads(store: Any, ids: list[str], chars: int) -> dict[str, str]:
     """The statement the read path ran for instruction topics before the topic column."""
     if store.backend == "sqlite":
-        rows = store._conn.execute(f"SELECT id, substr(content, 1, ?) FROM memories "
+        rows = store.db.connection().execute(f"SELECT id, substr(content, 1, ?) FROM memories "
                                    f"WHERE id IN ({', '.join('?' * len(ids))})",
                                    [chars, *ids]).fetchall()
     else:
-        with store._conn() as conn:
+        with store.db.read() as conn:
             rows = conn.execute("SELECT id, left(content, %s) FROM memories WHERE id = ANY(%s)",
                                 (chars, ids)).fetchall()
     return {r[0]: r[1] for r in rows}
@@ -226,9 +227,9 @@ def matches(store, queries: list[str]) -> dict[str, float]:
         sql = ("SELECT count(DISTINCT memory_rowid) FROM memory_terms WHERE term IN "
                f"({', '.join([mark] * len(terms))})")
         if store.backend == "sqlite":
-            counts.append(store._conn.execute(sql, terms).fetchone()[0])
+            counts.append(store.db.connection().execute(sql, terms).fetchone()[0])
         else:
-            with store._conn() as conn:
+            with store.db.read() as conn:
                 counts.append(conn.execute(sql, terms).fetchone()[0])
     return {"p50": statistics.median(counts), "p95": float(np.percentile(counts, 95))}
 

@@ -94,7 +94,7 @@ def build_store(
     with Stopwatch() as sw:
         mem = memoryd.open(store_url(path), embedder=embedder)
     out["open_without_saved_graph_seconds"] = round(sw.seconds, 2)
-    out["uses_hnsw"] = mem.store._index.uses_hnsw
+    out["uses_hnsw"] = mem.store.vector_cache.index.uses_hnsw
     log(f"  reopened (graph built: {out['uses_hnsw']}) in {sw.seconds:.1f}s")
     with Stopwatch() as sw:
         mem.close()

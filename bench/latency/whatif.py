@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from bench.common import summarize
+from memoryd.store.filters import where as sql_where
 
 
 def _timed(fn: Callable[[int], Any], n: int, warmup: int = 5) -> tuple[dict[str, Any], list[Any]]:
@@ -139,12 +140,12 @@ def run_all(
 
     def post_filtered(i: int, filters=hot, limit: int = 50):
         """alt: unfiltered index search, filter the hits in SQL, widen if too few survive."""
-        where, params = store._where(filters, now())
-        index = store._index
+        where, params = sql_where(filters, now(), store.db.dialect)
+        index = store.vector_cache.index
         want = limit
         while True:
             hits = index.search(vecs[i], want)
-            resolved = store._resolve_ids(hits, where=where, params=params)
+            resolved = store.vector_cache._resolve(hits, where, params)
             if len(resolved) >= limit or want >= len(index):
                 return resolved[:limit]
             want = min(len(index), want * 4)
@@ -158,8 +159,8 @@ def run_all(
     )
 
     def allowed_rowids(i: int):
-        where, params = store._where(hot, now())
-        rows = store._conn.execute(
+        where, params = sql_where(hot, now(), store.db.dialect)
+        rows = store.db.connection().execute(
             f"SELECT m.rowid FROM memories m WHERE {where}", params
         ).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -174,24 +175,24 @@ def run_all(
     add(
         "index_search_allowed",
         f"part: VectorIndex.search(v, 50, allowed={len(allowed):,} keys)",
-        lambda i: store._index.search(vecs[i], 50, allowed=allowed),
+        lambda i: store.vector_cache.index.search(vecs[i], 50, allowed=allowed),
     )
     add(
         "index_search_plain",
         "part: VectorIndex.search(v, 50)",
-        lambda i: store._index.search(vecs[i], 50),
+        lambda i: store.vector_cache.index.search(vecs[i], 50),
     )
 
     def exact_subset_alt(i: int, k: int = 50):
         """alt exact subset: one matvec over the contiguous matrix, mask by np.isin (no copy)."""
-        idx = store._index
+        idx = store.vector_cache.index
         n_rows = idx._n
         sims = idx._matrix[:n_rows] @ np.asarray(vecs[i], dtype=np.float32)
         keep = np.isin(idx._keys[:n_rows], allowed) & idx._alive[:n_rows]
         sims = np.where(keep, sims, -np.inf)
         return idx._top(sims, idx._keys[:n_rows], k)
 
-    if not store._index.uses_hnsw:
+    if not store.vector_cache.index.uses_hnsw:
         add(
             "index_exact_subset_alt",
             "alt: exact subset as full matvec + np.isin mask",
@@ -205,7 +206,7 @@ def run_all(
             add(
                 "index_search_allowed_blas1",
                 "... VectorIndex.search(allowed) with NumPy BLAS 1 thread",
-                lambda i: store._index.search(vecs[i], 50, allowed=allowed),
+                lambda i: store.vector_cache.index.search(vecs[i], 50, allowed=allowed),
             )
             add(
                 "vector_search_hot_blas1",
@@ -247,8 +248,8 @@ def run_all(
             expression = match_expression(texts[i])
             if expression is None:
                 return []
-            where, params = store._where(filters, now())
-            rows = store._conn.execute(
+            where, params = sql_where(filters, now(), store.db.dialect)
+            rows = store.db.connection().execute(
                 f"SELECT m.id, f.rank FROM (SELECT rowid, bm25(memories_fts, {weights}) AS rank "
                 f"FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) AS f "
                 f"JOIN memories m ON m.rowid = f.rowid WHERE {where} ORDER BY f.rank LIMIT ?",
@@ -270,7 +271,7 @@ def run_all(
         # Document frequency of each query term as FTS5 sees it (porter-stemmed), counted
         # once before timing: a real implementation would keep such a cache (or read
         # fts5vocab); the timed variant only looks terms up.
-        conn = store._conn
+        conn = store.db.connection()
         from memoryd.retrieval.fts import query_terms
 
         df: dict[str, int] = {}
@@ -281,7 +282,7 @@ def run_all(
                         "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
                         [f'"{term}"'],
                     ).fetchone()[0]
-        total_docs = len(store._index) or 1
+        total_docs = len(store.vector_cache.index) or 1
 
         def pruned_expression(text: str, max_share: float = 0.05):
             """Query terms minus those in more than max_share of rows (keep the 3 rarest anyway)."""
@@ -298,7 +299,7 @@ def run_all(
             expression = pruned_expression(texts[i])
             if expression is None:
                 return []
-            where, params = store._where(filters, now())
+            where, params = sql_where(filters, now(), store.db.dialect)
             rows = conn.execute(
                 f"SELECT m.id, f.rank FROM (SELECT rowid, bm25(memories_fts, {weights}) AS rank "
                 f"FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?) AS f "
@@ -350,7 +351,7 @@ def run_all(
 
         def fts_only(i: int):
             expression = match_expression(texts[i])
-            return store._conn.execute(
+            return store.db.connection().execute(
                 f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
                 f"ORDER BY bm25(memories_fts, {weights}) LIMIT 50",
                 [expression],
@@ -360,7 +361,7 @@ def run_all(
 
         def match_count(i: int):
             expression = match_expression(texts[i])
-            return store._conn.execute(
+            return store.db.connection().execute(
                 "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", [expression]
             ).fetchone()[0]
 

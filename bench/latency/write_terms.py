@@ -49,9 +49,9 @@ def _prepare(store, variant: str) -> None:
         return
     if store.backend == "sqlite":
         for name in ("insert", "delete", "update"):
-            store._conn.execute(f"DROP TRIGGER memories_fts_{name}")
+            store.db.connection().execute(f"DROP TRIGGER memories_fts_{name}")
     else:
-        with store._write() as cur:
+        with store.db.write() as cur:
             cur.execute("ALTER TABLE memories DROP COLUMN search_vec")
 
 
@@ -61,7 +61,7 @@ def _write_path(store, variant: str) -> Iterator[None]:
     "full text only"; the full-text index is dropped once by :func:`_prepare`)."""
     from memoryd.store import terms
 
-    module = importlib.import_module(f"memoryd.store.{'sqlite' if store.backend == 'sqlite' else 'postgres'}")
+    module = importlib.import_module(f"memoryd.store.{'sqlite' if store.backend == 'sqlite' else 'postgres'}.core")
     kept, kept_add = module.apply_changes, terms.TermChanges.add
     if variant == "full text only":  # neither tokenise nor write terms
         module.apply_changes = lambda *a, **k: None

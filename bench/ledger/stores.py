@@ -72,7 +72,7 @@ def build_memories(engine: Any, corpus: Any, indices: range, prefix: str) -> lis
 def without_ledger(store: Any) -> None:
     """Measurement by removal: this store instance appends no ledger entries.
 
-    ``_ledger_append`` is replaced on the instance only (the class and every other
+    ``append_ledger`` of its database handle is replaced on that instance only (the class and every other
     store are untouched). The caller still builds the pending entries, content hash
     included, before calling it; see ``ledger_cpu`` in run.py for that part.
     """
@@ -80,7 +80,7 @@ def without_ledger(store: Any) -> None:
     def skip(_conn: Any, _pending: list[Any]) -> None:
         return None
 
-    store._ledger_append = skip
+    store.db.append_ledger = skip
 
 
 def ledger_length(store: Any) -> int:

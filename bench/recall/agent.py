@@ -87,3 +87,18 @@ def _add_question(store: Conversation, types: list[str], text: str, answers: str
     index = sum(1 for q in store.questions if q.ability == ability)
     store.questions.append(Question(ability=ability, index=index, question=text,
                                     evidence=evidence))
+
+
+def memory_types(path: Path | None = None) -> list[list[str]]:
+    """Each store's memory types (``fact``, ``pref``, ...), in the order of :func:`load_agent`."""
+    source = path or DATA_FILE
+    if not source.is_file():
+        return []
+    out: list[list[str]] = []
+    for raw in source.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if _STORE.match(line):
+            out.append([])
+        elif out and (m := _MEMORY.match(line)):
+            out[-1].append(m.group(1))
+    return out

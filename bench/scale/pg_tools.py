@@ -13,8 +13,9 @@ from psycopg import sql
 from memoryd.models import SearchFilters
 from memoryd.retrieval.fts import query_terms
 from memoryd.retrieval.fusion import Fused
-from memoryd.store import postgres_vectors as vector_sql
+from memoryd.store.postgres import vectors as vector_sql
 from memoryd.store.postgres import PostgresStore
+from memoryd.store.filters import where as sql_where
 
 # The ts_rank ranking the PostgreSQL store used before memoryd kept its own keyword index
 # (content A 1.0, summary B and tags C 0.5; normalisation 1 = divide by 1 + log(length)); the
@@ -31,19 +32,19 @@ def tsquery_text(text: str) -> str | None:
 
 def drop_vector_index(store: PostgresStore) -> None:
     """Drop the HNSW index (before a large bulk load); rebuild with build_vector_index."""
-    with store._write() as cur:
+    with store.db.write() as cur:
         cur.execute(sql.SQL("DROP INDEX IF EXISTS {}.memories_embedding_hnsw").format(
-            sql.Identifier(store.schema)))
+            sql.Identifier(store.db.schema)))
 
 
 def build_vector_index(store: PostgresStore, *, maintenance_work_mem: str = "1GB",
                        workers: int = 2) -> None:
     """(Re)build the HNSW index, with more memory and parallel workers than a plain insert."""
-    with store._write() as cur:
+    with store.db.write() as cur:
         cur.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
         cur.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)",
                     (str(workers),))
-        vector_sql.create_vector_index(cur, store.schema)
+        vector_sql.create_vector_index(cur, store.db.schema)
 
 
 def hybrid_search(store: PostgresStore, text: str, vector: np.ndarray, filters: SearchFilters, *,
@@ -51,7 +52,7 @@ def hybrid_search(store: PostgresStore, text: str, vector: np.ndarray, filters: 
                   keyword_weight: float = 1.0, vector_weight: float = 1.0) -> list[Fused]:
     """Keyword and vector candidates fused by RRF in one SQL round trip (the same candidates,
     weights and tie order as memoryd.retrieval.fusion.reciprocal_rank_fusion)."""
-    where, params = store._where(filters, now)
+    where, params = sql_where(filters, now, store.db.dialect)
     query = tsquery_text(text)
     statement = (
         "WITH kw AS (SELECT m.id, m.rowid, ts_rank(%s::float4[], m.search_vec, q, "
@@ -74,8 +75,8 @@ def hybrid_search(store: PostgresStore, text: str, vector: np.ndarray, filters: 
     args: list[Any] = [RANK_WEIGHTS, query or "", query, *params, pool,
                        np.asarray(vector, dtype=np.float32), *params, pool,
                        keyword_weight, k, vector_weight, k, limit]
-    with store._conn() as conn, conn.transaction():
-        if pool > store._ef_search:
+    with store.db.read() as conn, conn.transaction():
+        if pool > store.db.ef_search:
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(pool),))
         rows = conn.execute(statement, args).fetchall()
     if not rows:

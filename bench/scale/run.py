@@ -235,7 +235,7 @@ def build(backend: str, url: str, corpus, vectors: np.ndarray, embedder, rebuild
                 from bench.scale import pg_tools
 
                 pg_tools.build_vector_index(mem.store, maintenance_work_mem="4GB" if n > 300_000 else "1GB")
-                with mem.store._conn() as conn:
+                with mem.store.db.read() as conn:
                     conn.execute("VACUUM ANALYZE memories")
             out["index_build_seconds"] = round(sw.seconds, 1)
         out.update(size_of(mem.store))
@@ -258,7 +258,7 @@ def size_of(store) -> dict[str, Any]:
     if store.backend == "sqlite":
         files = [store.path.with_name(store.path.name + s) for s in ("", "-wal", ".hnsw.usearch")]
         return {"disk_bytes": sum(f.stat().st_size for f in files if f.exists())}
-    with store._conn() as conn:
+    with store.db.read() as conn:
         (db,) = conn.execute("SELECT pg_database_size(current_database())").fetchone()
         (idx,) = conn.execute("SELECT coalesce(pg_relation_size(to_regclass('memories_embedding_hnsw')), 0)").fetchone()
     return {"disk_bytes": int(db), "hnsw_index_bytes": int(idx)}

@@ -284,11 +284,11 @@ def bench_backup(quick: bool, tmp: Path, memories: int) -> dict[str, Any]:
     repeats = 2 if quick else 5
     for r in range(repeats):
         target = tmp / f"b{r}.db"
-        timings["backup"].append(_seconds(lambda: source.store.backup(target)))
+        timings["backup"].append(_seconds(lambda: source.store.transfer.backup(target)))
         timings["manifest"].append(_seconds(lambda: backup_manifest.write_manifest(target)))
         timings["verify"].append(_seconds(lambda: backup_manifest.verify_backup(target)))
         timings["restore"].append(_seconds(
-            lambda: source.store.restore(target, expect_model="bench/hash-embedder")))
+            lambda: source.store.transfer.restore(target, expect_model="bench/hash-embedder")))
     size = (tmp / "b0.db").stat().st_size
     source.close()
     med = {k: round(statistics.median(v), 3) for k, v in timings.items()}

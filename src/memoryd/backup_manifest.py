@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memoryd.errors import NotAMemorydStore, StoreError
-from memoryd.store.sqlite_schema import APP_MARKER
+from memoryd.store.sqlite.schema import APP_MARKER
 
 MANIFEST_FORMAT = "memoryd-backup-manifest"
 MANIFEST_VERSION = 1
 MANIFEST_SUFFIX = ".manifest.json"
-# The first line of a PostgreSQL backup (memoryd.store.postgres_rows.DUMP_FORMAT; not
+# The first line of a PostgreSQL backup (memoryd.store.postgres.transfer.DUMP_FORMAT; not
 # imported, so that checking a backup needs no PostgreSQL driver).
 PG_DUMP_FORMAT = "memoryd-postgres-dump"
 _SQLITE_MAGIC = b"SQLite format 3\x00"

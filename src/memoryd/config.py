@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     # Writes
     max_content_bytes: int = Field(default=64 * 1024, ge=16)
 
-    # Retrieval (docs/ranking.md; measured in bench/results/recall.md)
+    # Retrieval (docs/ranking.md; measured in bench/results/recall_sets.md and recall_engine.md)
     # relevance: every candidate's P(relevant) from a model over both sides' evidence (the
     # fusion and the score in one); rrf: reciprocal rank fusion (rrf_k and the weights).
     fusion: Literal["relevance", "rrf"] = "relevance"
@@ -85,22 +85,25 @@ class Settings(BaseSettings):
     )
     hnsw_ef_search: int = Field(default=128, ge=8)
 
-    # Cognitive ranking: retention, recency and importance (blended by these weights) reorder
-    # only hits whose relevance log-odds are within rank_close_margin of each other.
+    # Cognitive ranking: retention, recency and importance (blended by these weights) break
+    # the ties left after relevance and cosine, and reorder hits whose relevance log-odds are
+    # within rank_close_margin of each other (0: ties only).
     cognitive_ranking: bool = True
-    rank_close_margin: float = Field(default=0.1, ge=0.0, le=5.0)  # ranking.DEFAULT_CLOSE_MARGIN
+    rank_close_margin: float = Field(default=0.0, ge=0.0, le=5.0)  # ranking.DEFAULT_CLOSE_MARGIN
     # A memory created (or valid from) inside the period a query names ("last week", "in May",
     # "March 3") gains this much log-odds over the others: it reorders near-ties, never a
-    # clearly more relevant hit below it. 0 turns time expressions off.
-    time_window_margin: float = Field(default=1.0, ge=0.0, le=5.0)
+    # clearly more relevant hit below it. 0 turns time expressions off. (0.5: at 1.0 it cost
+    # a BEAM question; bench/results/recall_engine.md.)
+    time_window_margin: float = Field(default=0.5, ge=0.0, le=5.0)
     # A memory said by the party a query asks about ("what did I say…", "what did you
     # suggest…", "what did Caroline tell…") gains this much log-odds, the same bounded
     # near-tie reorder. 0 turns speaker cues off.
     speaker_margin: float = Field(default=1.0, ge=0.0, le=5.0)
     # A request for advice or action ("how would you suggest…", "can you recommend…") lifts
-    # the user's preferences and standing instructions by this much log-odds, the same
-    # bounded reorder. 0 turns it off.
-    preference_margin: float = Field(default=1.0, ge=0.0, le=5.0)
+    # the user's preferences and standing instructions that score at least recall_threshold
+    # by this much log-odds, the same bounded reorder. 0 turns it off. (0.5: at 1.0 it cost
+    # an agent-memory question; bench/results/recall_engine.md.)
+    preference_margin: float = Field(default=0.5, ge=0.0, le=5.0)
     rank_retention_weight: float = Field(default=0.05, ge=0.0)
     rank_recency_weight: float = Field(default=0.05, ge=0.0)
     rank_importance_weight: float = Field(default=0.05, ge=0.0)

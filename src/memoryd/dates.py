@@ -6,7 +6,12 @@ import re
 from datetime import date, datetime, time, timedelta, tzinfo
 
 from memoryd.errors import InvalidInput
+from memoryd.models.text import BLANK_CLASS
 
+#: A day as given (blanks around it are forgiven) and an IANA time zone name, as published.
+DAY_PATTERN = f"^[{BLANK_CLASS}]*" + r"[0-9]{4}-[0-9]{2}-[0-9]{2}" + f"[{BLANK_CLASS}]*$"
+TZ_PATTERN = (f"^[{BLANK_CLASS}]*" + r"[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+)*"
+              + f"[{BLANK_CLASS}]*$")
 _DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
@@ -37,17 +42,17 @@ def parse_tz(name: str) -> tzinfo:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError):
         raise InvalidInput(
-            f"unknown time zone {name!r}; use an IANA name such as Europe/Berlin or UTC"
+            "unknown time zone; use an IANA name such as Europe/Berlin or UTC"
         ) from None
 
 
 def parse_day(text: str) -> date:
     """``YYYY-MM-DD`` as a date; InvalidInput with an example when it is not one."""
     if not _DAY_RE.fullmatch(text.strip()):
-        raise InvalidInput(f"day must be a date as YYYY-MM-DD (e.g. 2024-05-17), not {text!r}")
+        raise InvalidInput("day must be a date as YYYY-MM-DD (e.g. 2024-05-17)")
     try:
         day = date.fromisoformat(text.strip())
     except ValueError as exc:
-        raise InvalidInput(f"day {text!r} is not a valid date: {exc}") from None
+        raise InvalidInput(f"day is not a valid date: {exc}") from None
     day_bounds(day)
     return day

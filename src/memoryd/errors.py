@@ -6,12 +6,15 @@
     │   ├── ContentTooLarge
     │   ├── InvalidFilter       an unknown or malformed search/list filter
     │   ├── ImportFormatError   a JSONL import line that cannot be read (has line_number)
+    │   ├── Conflict            valid, but not in the state it is in (a task that already ended)
+    │   ├── PathNotFound        a directory it names does not exist (LookupError)
     │   └── SecretDetected      content that looks like a credential
     │       └── SecretInFields  ... naming each field and kind (never the value)
     ├── Forbidden               the caller may not do this, or not to that memory (PermissionError)
     ├── MemoryNotFound          no memory with that id (LookupError)
     │   └── NodeNotFound        no knowledge-graph node with that id in the caller's graphs
     ├── TaskNotFound            no task with that id that the caller may see (LookupError)
+    ├── IntentionNotFound       no intention with that id that the caller may see (LookupError)
     ├── DomainNotFound          no domain or proposal with that id or name (LookupError)
     ├── ApiKeyError
     │   ├── InvalidKey          a presented key is unknown, malformed or revoked
@@ -62,6 +65,15 @@ class ImportFormatError(InvalidInput):
         self.line_number = line_number
 
 
+class Conflict(InvalidInput):
+    """The request is valid, but what it acts on is not in a state that allows it (a task that
+    already ended): HTTP 409."""
+
+
+class PathNotFound(InvalidInput, LookupError):
+    """A directory the request names (a project's root) does not exist: HTTP 404."""
+
+
 class SecretDetected(InvalidInput):
     """A field looked like it contained a credential (the message never repeats it)."""
 
@@ -110,6 +122,14 @@ class TaskNotFound(MemorydError, LookupError):
     def __init__(self, task_id: str) -> None:
         super().__init__(f"no task with id {task_id!r}")
         self.task_id = task_id
+
+
+class IntentionNotFound(MemorydError, LookupError):
+    """No intention has the given id (or the caller may not see it)."""
+
+    def __init__(self, intention_id: str) -> None:
+        super().__init__(f"no intention with id {intention_id!r}")
+        self.intention_id = intention_id
 
 
 class NodeNotFound(MemoryNotFound):

@@ -30,6 +30,7 @@ from typing import Iterable, Literal
 
 from memoryd.errors import InvalidInput
 from memoryd.models import ApiKey, check_domain_name, check_scope, utcnow
+from memoryd.models.text import BLANK_CLASS, compile_pattern
 
 KeyScope = Literal["read", "write", "admin"]
 SCOPE_ORDER: dict[str, int] = {"read": 0, "write": 1, "admin": 2}
@@ -37,6 +38,11 @@ KEY_PREFIX = "mk_"
 # An agent id: what an X-Agent-Id header may carry (printable ASCII, no surrounding spaces;
 # the header is stripped) and so what a key may be bound to: its agent can always name itself.
 AGENT_ID = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?")
+AGENT_ID_PATTERN = f"^{AGENT_ID.pattern}$"
+# A key's label: something visible, no control characters or line breaks (as published).
+_LABEL_CONTROL = r"\x00-\x1f\x7f-\x9f\u2028\u2029"
+LABEL_PATTERN = f"^[^{_LABEL_CONTROL}]*[^{_LABEL_CONTROL}{BLANK_CLASS}][^{_LABEL_CONTROL}]*$"
+LABEL_RULE = "label must be 1-128 characters, not all blank, without control characters"
 # How often last_used is written for one key (a write per request would serialise readers).
 TOUCH_INTERVAL = timedelta(seconds=60)
 
@@ -104,11 +110,9 @@ def make_key(
     now: datetime | None = None,
 ) -> CreatedKey:
     """A new key record and its secret (validated; not stored yet)."""
+    if len(label) > 128 or not compile_pattern(LABEL_PATTERN).search(label):
+        raise InvalidInput(LABEL_RULE)
     label = label.strip()
-    if not label or len(label) > 128:
-        raise InvalidInput("label must be 1-128 characters")
-    if not label.isprintable():
-        raise InvalidInput("label must not contain control characters (newlines, tabs)")
     if memory_scope is not None:
         try:
             check_scope(memory_scope)
@@ -116,7 +120,7 @@ def make_key(
             raise InvalidInput(f"memory_scope: {exc}") from exc
     if agent_id is not None and not AGENT_ID.fullmatch(agent_id):
         raise InvalidInput(
-            f"agent_id {agent_id[:40]!r} must be 1-256 printable ASCII characters without "
+            "agent_id must be 1-256 printable ASCII characters without "
             "leading or trailing spaces (what an X-Agent-Id header can carry)")
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     record = ApiKey(

@@ -19,6 +19,11 @@ in the same transactions, and verification compares it with the source's too.
 
 Stop writers to the source while copying: rows changed after they were copied are
 not copied again, and verification then reports the table as different.
+
+Text with NUL (U+0000), which memoryd refuses today but older versions stored in SQLite, is
+copied with each NUL replaced by U+FFFD (PostgreSQL cannot store NUL), so a row the source
+holds never stops a copy; the report counts the rows changed so (``cleaned``), and
+verification compares the source as copied.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ class MigrationReport:
     source: str
     target: str
     copied: dict[str, int] = field(default_factory=dict)
+    cleaned: dict[str, int] = field(default_factory=dict)
     checks: list[TableCheck] = field(default_factory=list)
     resumed: bool = False
 
@@ -78,6 +84,40 @@ def _visible(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in rows if not str(r.get("key", "")).startswith(MARKER_PREFIX)]
 
 
+NUL_REPLACEMENT = "\ufffd"
+
+
+def without_nul(value: Any) -> Any:
+    """``value`` with NUL replaced by U+FFFD in every string (mapping keys included)."""
+    if isinstance(value, str):
+        return value.replace("\x00", NUL_REPLACEMENT) if "\x00" in value else value
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_nul(v) for v in value]
+    return value
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def cleaned_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The rows as a store that refuses NUL can hold them, and how many had to change."""
+    out, changed = [], 0
+    for row in rows:
+        if _has_nul(row):
+            row, changed = without_nul(row), changed + 1
+        out.append(row)
+    return out, changed
+
+
 def copy_store(
     source: Store,
     target: Store,
@@ -87,35 +127,39 @@ def copy_store(
     progress: Progress | None = None,
 ) -> MigrationReport:
     """Copy every row of ``source`` into ``target``; see the module docstring."""
-    src, dst = source, target
+    src, dst, marks = source.transfer, target.transfer, target.bookkeeping
     key = source_key(source)
     marker = f"{MARKER_PREFIX}{key}"
     report = MigrationReport(mask_url_password(source.url), mask_url_password(target.url))
-    report.resumed = target.get_watermark(marker) > 0
+    report.resumed = marks.get_watermark(marker) > 0
     if not report.resumed and (target.count() > 0 or target.stats().last_seq > 0):
         raise StoreError(
             f"the target {report.target} already holds memories; memoryd migrate copies into an "
             "empty store (or resumes an interrupted copy from the same source)"
         )
     _match_models(source, target)
-    target.set_watermark(marker, 1)
+    marks.set_watermark(marker, 1)
     totals = {"memories": source.count(), "history": None}
     for table in TABLES:
         cursor_key = f"{marker}:{table}"
-        after = target.get_watermark(cursor_key)
-        copied = 0
+        after = marks.get_watermark(cursor_key)
+        copied = cleaned = 0
         while True:
             rows = src.export_rows(table, after=after, limit=batch_size)
             if not rows:
                 break
-            copied += dst.import_rows(table, _visible(table, rows))
+            clean, changed = cleaned_rows(_visible(table, rows))
+            copied += dst.import_rows(table, clean)
+            cleaned += changed
             after = rows[-1]["_pos"]
-            target.set_watermark(cursor_key, after)
+            marks.set_watermark(cursor_key, after)
             if progress:
                 progress(table, len(rows), totals.get(table))
         report.copied[table] = copied
+        if cleaned:
+            report.cleaned[table] = cleaned
     dst.finish_import()
-    target.set_watermark(marker, 2)
+    marks.set_watermark(marker, 2)
     if verify:
         report.checks = verify_stores(source, target, batch_size=batch_size, progress=progress)
     return report
@@ -140,10 +184,10 @@ def table_checksum(store: Store, table: str, *, batch_size: int = 1000,
     check = Checksum(table)
     after = 0
     while True:
-        rows = store.export_rows(table, after=after, limit=batch_size)
+        rows = store.transfer.export_rows(table, after=after, limit=batch_size)
         if not rows:
             return check
-        check.add(_visible(table, rows))
+        check.add(cleaned_rows(_visible(table, rows))[0])
         after = rows[-1]["_pos"]
         if progress:
             progress(f"verify {table}", len(rows), None)

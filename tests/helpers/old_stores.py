@@ -13,7 +13,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from memoryd.store import postgres_schema, sqlite_schema
+from memoryd.store.postgres import schema as postgres_schema
+from memoryd.store.sqlite import schema as sqlite_schema
 from memoryd.store.postgres import PostgresStore
 from memoryd.store.sqlite import SQLiteStore
 

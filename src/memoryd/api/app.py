@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import BaseRoute
 
 from memoryd import __version__
-from memoryd.api import access_log, errors
+from memoryd.api import access_log, errors, openapi
 from memoryd.api.auth import AuthMiddleware
 from memoryd.api.guards import ErrorBarrier, HostGuard
 from memoryd.api.hosts import HostPolicy
@@ -221,8 +221,10 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     from fastapi.openapi.utils import get_openapi
 
     schema = get_openapi(
-        title=app.title, version=app.version, description=app.description, routes=app.routes
+        title=app.title, version=app.version, description=app.description + openapi.RULES,
+        routes=app.routes,
     )
+    openapi.add_rules(schema)
     schema.setdefault("components", {})["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer"},
         "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},

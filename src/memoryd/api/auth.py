@@ -25,6 +25,7 @@ from memoryd.api.errors import send_error, status_of
 from memoryd.errors import InvalidInput, MemorydError
 from memoryd.keys import AGENT_ID, touch_due
 from memoryd.operations import CALLER_SCOPE_KEY, Caller
+from memoryd.operations.screening import looks_like_secret
 
 PUBLIC_PATHS = frozenset(
     {"/health", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
@@ -59,22 +60,26 @@ def _is_oauth_path(path: str) -> bool:
 
 
 def allowed_methods(scope: Scope) -> frozenset[str] | None:
-    """The methods the request's path takes (None: no route serves the path)."""
+    """The methods the request's path takes (None: no route serves the path).
+
+    The path names one resource: the first route template that matches it, in routing order
+    (``/api/v1/domains/merge`` is the merge route's, not ``/api/v1/domains/{id}``'s, since
+    reserved names are no domain's id), and the methods are those of its routes."""
     methods: set[str] = set()
-    found = False
+    found: str | None = None
     for route in scope["app"].router.routes:
         match, _ = route.matches(scope)
-        if match == Match.NONE:
-            continue
-        found = True
         path = getattr(route, "path", None)
+        if match == Match.NONE or (found is not None and path != found):
+            continue
+        found = path or ""
         route_methods = getattr(route, "methods", None)
         if route_methods is None and isinstance(route, Route) and path in OPEN_ROUTE_METHODS:
             route_methods = OPEN_ROUTE_METHODS[path]
         if route_methods is None:  # takes every method
             return frozenset({scope["method"]})
         methods |= set(route_methods)
-    return frozenset(methods) if found else None
+    return frozenset(methods) if found is not None else None
 
 
 class AuthMiddleware:
@@ -107,6 +112,10 @@ class AuthMiddleware:
         agent = headers.get(b"x-agent-id", b"").decode("latin-1").strip() or None
         if agent is not None and not AGENT_ID.fullmatch(agent):
             message = "X-Agent-Id must be 1-256 printable ASCII characters"
+            await send_error(send, 400, message, "bad_agent_id")
+            return
+        if agent is not None and looks_like_secret(agent):  # it would label stored memories
+            message = "X-Agent-Id looks like a secret; name the agent instead"
             await send_error(send, 400, message, "bad_agent_id")
             return
         presented = _presented_key(headers)

@@ -4,7 +4,7 @@
 ``detail``, the field errors, on 422). Status codes: 400 malformed request (headers, body
 encoding), 401 no or bad key, 403 the key may not do this (or a foreign Origin), 404 unknown
 memory, key, task, wait or domain, 405 method not allowed (with ``Allow``), 408 the body arrived too
-slowly, 409 maintenance busy, 413 body too large, 421 a Host this server does not answer
+slowly, 409 maintenance busy or a task that already ended, 413 body too large, 421 a Host this server does not answer
 to, 422 invalid input (the message names the field), 503 store or embedding model unusable (or too many open
 event streams), 500 a bug.
 
@@ -12,7 +12,9 @@ Every value placed in a body goes through :func:`json_safe` first (NaN, Infinity
 lone surrogates, exceptions and odd objects become strings), and :func:`error_response`
 falls back to a fixed body if even that fails: an error handler must never raise, since a
 raising handler turns a 422 into a 500 and drops the keep-alive connection. Field errors do
-not echo the rejected input: it may hold a secret or a megabyte of text.
+not echo the rejected input: it may hold a secret or a megabyte of text. What a message may
+say is decided in :mod:`memoryd.operations.messages`: a failing store or model says only that
+(503, details in the server log), and every message is screened for credentials.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pydantic import BaseModel
 from starlette.types import Message, Send
 
 from memoryd.errors import (
+    Conflict,
     DomainNotFound,
     EmbeddingError,
     Forbidden,
@@ -40,6 +43,7 @@ from memoryd.errors import (
     MemoryNotFound,
     StoreError,
 )
+from memoryd.operations.messages import client_message, without_secrets
 
 log = logging.getLogger("memoryd.api")
 
@@ -50,6 +54,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (KeyNotFound, 404, "not_found"),
     (DomainNotFound, 404, "not_found"),
     (LookupError, 404, "not_found"),  # a task or wait the caller may not see, among others
+    (Conflict, 409, "conflict"),
     (InvalidInput, 422, "invalid_input"),
     (MaintenanceBusy, 409, "busy"),
     (StoreError, 503, "store_unavailable"),
@@ -166,7 +171,7 @@ def status_of(exc: MemorydError) -> tuple[int, str]:
 
 async def memoryd_error(request: Request, exc: Exception) -> Response:
     status, code = status_of(exc) if isinstance(exc, MemorydError) else (500, "internal")
-    return error_response(status, _text(exc), code)
+    return error_response(status, _text(client_message(exc)), code)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -199,15 +204,17 @@ def _describe(err: dict[str, Any]) -> str:
 def _detail(err: dict[str, Any]) -> dict[str, Any]:
     """A field error without the rejected input (it may hold a secret or a lot of text)."""
     out = {k: err[k] for k in ("type", "loc", "msg") if k in err}
+    if "msg" in out:
+        out["msg"] = without_secrets(_text(out["msg"]))
     if err.get("ctx"):
-        out["ctx"] = {k: _text(v) for k, v in err["ctx"].items()}
+        out["ctx"] = {k: without_secrets(_text(v)) for k, v in err["ctx"].items()}
     return out
 
 
 async def validation_error(request: Request, exc: Exception) -> Response:
     try:
         errors = list(exc.errors()) if isinstance(exc, RequestValidationError) else []
-        message = "; ".join(_describe(e) for e in errors[:20]) or "invalid request"
+        message = without_secrets("; ".join(_describe(e) for e in errors[:20])) or "invalid request"
         detail = [_detail(e) for e in errors[:20]]
     except Exception:
         log.exception("could not describe a validation error")

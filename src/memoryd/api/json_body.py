@@ -17,12 +17,11 @@ import json
 import math
 from typing import Any, Callable, Coroutine
 
+import anyio.to_thread
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-from memoryd.mcp.arguments import INT_MAX, INT_MIN
-
-MAX_DEPTH = 64
+from memoryd.operations.arguments import INT_MAX, INT_MIN, MAX_DEPTH, key_path
 
 
 class _Refused(ValueError):
@@ -39,7 +38,7 @@ def _constant(name: str) -> Any:
 
 def _float(text: str) -> float:
     value = float(text)
-    if not math.isfinite(value):
+    if not math.isfinite(value):  # a finite one past 2^63 is refused with its field's name
         raise _Refused(f"number {text[:40]} is out of range", text)
     return value
 
@@ -57,9 +56,10 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are unique (with a repeated key, parsers disagree on which
     value counts: a check made on the first would not be the one stored)."""
     out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Refused(f"key {key[:64]!r} is repeated in an object", json.dumps(key))
+    for i, (key, value) in enumerate(pairs):
+        if key in out:  # a dict lookup: linear in the object's size however many keys repeat
+            name = key_path("", key, i)  # the key itself only if it is a plain identifier
+            raise _Refused(f"key {name!r} is repeated in an object", json.dumps(key))
         out[key] = value
     return out
 
@@ -106,7 +106,10 @@ class StrictJSONRequest(Request):
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = parse_json_body(await self.body())
+            body = await self.body()
+            # In a worker thread: a megabyte of JSON takes milliseconds to parse, and the
+            # event loop must stay free for every other request meanwhile.
+            self._json = await anyio.to_thread.run_sync(parse_json_body, body)
         return self._json
 
 

@@ -24,13 +24,14 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from memoryd.api.arguments import NO_BODY, body_arguments, unvalidated, validated
 from memoryd.api.errors import ErrorEnvelope
 from memoryd.api.json_body import StrictJSONRoute
 from memoryd.errors import Forbidden, InvalidInput
-from memoryd.mcp.arguments import check_numbers
 from memoryd.operations import CALLER_SCOPE_KEY, REGISTRY, Caller, Operation, Strict
+from memoryd.operations.arguments import key_path
 
 
 @dataclass(frozen=True)
@@ -139,13 +140,17 @@ def _envelope_model(output: type[BaseModel]) -> type[BaseModel]:
 
 
 def _without(model: type[BaseModel], names: list[str], suffix: str) -> type[BaseModel] | None:
-    """The model minus the path fields (None when nothing is left)."""
+    """The model minus the path fields (None when nothing is left), with the same rules in
+    its schema (``json_schema_extra``)."""
     if not names:
         return model if model.model_fields else None
     fields = {n: (f.annotation, f) for n, f in model.model_fields.items() if n not in names}
     if not fields:
         return None
-    return create_model(f"{model.__name__}{suffix}", __base__=Strict, **fields)  # type: ignore[call-overload]
+    extra = model.model_config.get("json_schema_extra")
+    base = Strict if extra is None else type(f"{model.__name__}Rules", (Strict,), {
+        "model_config": ConfigDict(json_schema_extra=extra), "__module__": model.__module__})
+    return create_model(f"{model.__name__}{suffix}", __base__=base, **fields)  # type: ignore[call-overload]
 
 
 def _caller(request: Request) -> Caller:
@@ -162,9 +167,9 @@ def _json(result: BaseModel, envelope: bool, status: int) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
-def _endpoint(binding: Binding, op: Operation) -> Any:
-    path_names = re.findall(r"{(\w+)}", binding.path)
-    params = [inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request)]
+def _path_params(op: Operation, path_names: list[str]) -> list[inspect.Parameter]:
+    """The path parameters, with the lengths of the input fields they fill."""
+    params = []
     for name in path_names:
         info = op.input.model_fields[name]
         lengths = {
@@ -178,39 +183,57 @@ def _endpoint(binding: Binding, op: Operation) -> Any:
                 annotation=Annotated[str, Path(description=info.description, **lengths)],
             )
         )
-    rest = _without(
-        op.input, path_names, "Query" if binding.method in ("GET", "DELETE") else "Body"
-    )
-    query = rest.model_fields if rest is not None and binding.method in ("GET", "DELETE") else {}
+    return params
+
+
+def _empty_body_refused(op: Operation, path_names: list[str]) -> bool:
+    """Whether the operation refuses a call with nothing besides its path (so that the body
+    is required: recall needs a prompt or a query, though neither field is required)."""
+    try:
+        op.input.model_validate({name: "x" for name in path_names})
+    except ValidationError as exc:
+        return any(not err["loc"] or err["loc"][0] not in path_names for err in exc.errors())
+    return False
+
+
+def _payload_param(binding: Binding, op: Operation, rest: type[BaseModel],
+                   path_names: list[str]) -> inspect.Parameter:
+    """The query model (validated by FastAPI: query values are strings) or the JSON body
+    (published, but validated by the operation: see memoryd.api.arguments)."""
+    if binding.method in ("GET", "DELETE"):
+        marker: Any = Query()
+        default: Any = inspect.Parameter.empty
+    else:
+        marker = Body()
+        required = _empty_body_refused(op, path_names)
+        default = inspect.Parameter.empty if required else None
+        rest = unvalidated(rest)
+    return inspect.Parameter("payload", inspect.Parameter.KEYWORD_ONLY,
+                             annotation=Annotated[rest, marker], default=default)
+
+
+def _endpoint(binding: Binding, op: Operation) -> Any:
+    path_names = re.findall(r"{(\w+)}", binding.path)
+    params = [inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request)]
+    params += _path_params(op, path_names)
+    has_body = binding.method not in ("GET", "DELETE")
+    rest = _without(op.input, path_names, "Body" if has_body else "Query")
+    query = rest.model_fields if rest is not None and not has_body else {}
     many = frozenset(n for n, f in query.items() if _takes_many(f.annotation))
     if rest is not None:
-        if binding.method in ("GET", "DELETE"):
-            marker: Any = Query()
-            default: Any = inspect.Parameter.empty
-        else:
-            marker = Body()
-            required = any(f.is_required() for f in rest.model_fields.values())
-            default = inspect.Parameter.empty if required else None
-        params.append(
-            inspect.Parameter(
-                "payload",
-                inspect.Parameter.KEYWORD_ONLY,
-                annotation=Annotated[rest, marker],
-                default=default,
-            )
-        )
+        params.append(_payload_param(binding, op, rest, path_names))
 
     def endpoint(**kwargs: Any) -> Response:
         request: Request = kwargs.pop("request")
         check_query(request.query_params.multi_items(), frozenset(query), many)
         payload = kwargs.pop("payload", None)
-        if payload is not None and not kwargs and isinstance(payload, op.input):
-            arguments: Any = payload  # already the operation's input model
+        if has_body:
+            arguments = body_arguments(payload, kwargs, getattr(request, "_json", NO_BODY))
         else:
             arguments = payload.model_dump(exclude_unset=True) if payload is not None else {}
             arguments.update(kwargs)
-        check_numbers(arguments)
-        result = op.run(request.app.state.engine, arguments, _caller(request))
+        data = validated(op, arguments, kwargs, "body" if has_body else "query")
+        result = op.run(request.app.state.engine, data, _caller(request))
         return _json(result, binding.envelope, binding.status)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -226,7 +249,8 @@ def check_query(items: list[tuple[str, str]], names: frozenset[str],
     for name, _ in items:
         if name not in names:
             takes = ", ".join(sorted(names)) or "no query parameters"
-            raise InvalidInput(f"{name[:64]}: unknown query parameter (this route takes {takes})")
+            where = key_path("", name, 0).replace("[key 0]", "a query parameter")
+            raise InvalidInput(f"{where}: unknown query parameter (this route takes {takes})")
         if name in seen and name not in many:
             raise InvalidInput(f"{name}: given more than once (it takes one value)")
         seen.add(name)
@@ -277,8 +301,14 @@ _WITH_BODY: dict[int, str] = {
 }
 # Operations that can answer 404 though they take no id in the path, and 409.
 _NOT_FOUND_OPS = frozenset({"promote", "demote", "memory", "keys_revoke", "explore", "history",
-                            "smart_wait", "domains_merge"})
-_BUSY_OPS = frozenset({"consolidate", "gc"})
+                            "intention", "smart_wait", "domains_merge"})
+_BUSY = "Another process is running the same maintenance job"
+_DOMAINS_BUSY = "Another process is changing this store's domains"
+_CONFLICTS = {"consolidate": _BUSY, "gc": _BUSY, "task_update": "The task already ended",
+              "task_complete": "The task already ended",
+              **{op: _DOMAINS_BUSY for op in ("domains_discover", "domains_merge",
+                                              "domains_threshold", "domain_accept",
+                                              "domain_reject", "domain_split", "domain_rename")}}
 
 
 def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dict[str, Any]]:
@@ -286,13 +316,13 @@ def documented_responses(binding: Binding, op: Operation) -> dict[int | str, dic
     codes = dict(_ALWAYS)
     if binding.method in ("POST", "PATCH"):
         codes.update(_WITH_BODY)
-    if "{" in binding.path or op.name in _NOT_FOUND_OPS:
-        codes[404] = ("No such memory, key, task, wait, node or domain (or not visible to this "
-                      "key)")
+    if "{" in binding.path or op.name in _NOT_FOUND_OPS or "project" in op.input.model_fields:
+        codes[404] = ("No such memory, key, task, wait, node, domain or project directory (or "
+                      "not visible to this key)")
     if "{" in binding.path:  # an empty id leaves a path that names another route
         codes[405] = "The path (with an empty id) names a route that takes other methods"
-    if op.name in _BUSY_OPS:
-        codes[409] = "Another process is running the same maintenance job"
+    if op.name in _CONFLICTS:
+        codes[409] = _CONFLICTS[op.name]
     return {
         status: {"description": text, "model": ErrorEnvelope}
         for status, text in sorted(codes.items())

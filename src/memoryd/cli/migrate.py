@@ -57,6 +57,10 @@ def migrate(
     copied = ", ".join(f"{t} {n}" for t, n in report.copied.items())
     verb = "resumed" if report.resumed else "copied"
     console.print(f"{verb} {report.source} -> {report.target}: {copied}", highlight=False)
+    if report.cleaned:
+        changed = ", ".join(f"{t} {n}" for t, n in report.cleaned.items())
+        console.print(f"rows whose text held NUL (U+0000), copied with U+FFFD instead: {changed}",
+                      highlight=False)
     if not verify:
         return
     table = Table(title="verification")

@@ -44,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,7 +62,7 @@ class Message(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     role: str = Field(max_length=32)
-    content: str | list[dict[str, Any]] | None = None
+    content: str | Annotated[list[dict[str, Any]], Field(max_length=1000)] | None = None
 
     def text(self) -> str:
         if isinstance(self.content, str):

@@ -1,15 +1,16 @@
 """Cognitive re-ranking that never costs recall: retention, recency and importance break
-near-ties of calibrated relevance, and associations only fill free slots.
+ties of calibrated relevance, and associations only fill free slots.
 
 A hit's relevance is a calibrated probability (:mod:`memoryd.retrieval.relevance`), so the
 cognitive signals do not compete with it in a weighted sum: they blend into a bonus in
 [0, 1] (``retention`` is :func:`scheduling.retention_score`, the FSRS-6 curve blended with
 dual strength; ``recency`` halves every ``half_life_days`` since the memory was last
-updated; ``importance`` is the memory's own), and the bonus may move a hit only past hits
-whose relevance is within a margin of its own (:func:`order_within_margin`). That is
-enough to put the current version of a fact above a stale one of about the same relevance,
-and never lets a fresh but unrelated memory outrank a relevant one. The recall benchmark
-(bench/results/recall.md) measures both.
+updated; ``importance`` is the memory's own). By default the bonus only orders hits that
+tie on relevance and cosine (copies of a memory: the fresher, better kept one first); with
+``rank_close_margin`` > 0 it may also move a hit past hits whose relevance is within that
+margin of its own (:func:`order_within_margin`), and never lets a fresh but unrelated memory
+outrank a relevant one. Measured through Engine.search on three kinds of data in
+bench/results/recall_engine.md.
 """
 
 from __future__ import annotations
@@ -50,10 +51,13 @@ def recency(updated_at: datetime, now: datetime, half_life_days: float) -> float
 # stays above it, and the reported score stays the calibrated relevance.
 
 #: How close (in log-odds) two calibrated relevances must be for the cognitive signals to
-#: reorder them: exp(0.1) = odds within 10.5% of each other. Through Engine.search on BEAM
-#: (held-out) 0.1 changes hit@1 by +1 and hit@5/hit@10 by 0 of 355 questions; 0.25 cost one
-#: hit@5 question and 0.5 three (bench/results/recall.md, "Engine.search as shipped").
-DEFAULT_CLOSE_MARGIN = 0.1
+#: reorder them. 0: they only break ties that remain after the cosine (copies of a memory).
+#: With rank fusion (memoryd.retrieval.relevance) relevances tie often (the 3rd of one side
+#: and the 3rd of the other), and letting the bonus (on the bench stores: recency) break such
+#: ties instead of the cosine cost hit@1 and MRR on all three data sets; every margin tried
+#: (0.1, 0.25, 0.5, 1) lost hit@5 or hit@10 on at least one (bench/results/recall_engine.md,
+#: "near-tie margin"). ``rank_close_margin`` turns the reorder on.
+DEFAULT_CLOSE_MARGIN = 0.0
 _EPS = 1e-9
 
 
@@ -78,9 +82,10 @@ def cognitive_bonus(memory: Memory, now: datetime, weights: RankingWeights) -> f
 
 def order_within_margin(relevance: Sequence[float], bonus: Sequence[float],
                         margin: float = DEFAULT_CLOSE_MARGIN,
-                        lift: Sequence[float] | None = None) -> list[int]:
-    """Indices by ``logit(relevance) + margin * bonus + lift``, best first (ties keep input
-    order).
+                        lift: Sequence[float] | None = None,
+                        ties: Sequence[float] | None = None) -> list[int]:
+    """Indices by ``logit(relevance) + margin * bonus + lift``, best first; equal keys by
+    ``ties`` (e.g. the cosine, higher first), then by the bonus, then in input order.
 
     ``relevance`` holds calibrated probabilities. A hit whose log-odds exceed another's by
     more than ``margin`` plus the largest ``lift`` is never placed below it, whatever the
@@ -95,9 +100,12 @@ def order_within_margin(relevance: Sequence[float], bonus: Sequence[float],
         raise ValueError("relevance, bonus and lift need one value per hit")
     if not margin >= 0 or any(not x >= 0 for x in lift):
         raise ValueError(f"margin and lift must be >= 0, got {margin!r} and {lift!r}")
+    if ties is not None and len(ties) != len(relevance):
+        raise ValueError("ties need one value per hit")
     keys = [logit(r) + margin * min(1.0, max(0.0, b)) + x
             for r, b, x in zip(relevance, bonus, lift)]
-    return sorted(range(len(keys)), key=lambda i: -keys[i])
+    second = [0.0] * len(keys) if ties is None else list(ties)
+    return sorted(range(len(keys)), key=lambda i: (-keys[i], -second[i], -bonus[i]))
 
 
 def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWeights,
@@ -106,16 +114,17 @@ def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWei
     """Reorder hits ranked by a calibrated relevance (their ``fused_score``): cognition breaks
     near-ties only.
 
-    Each hit keeps its scores and gets ``retention`` filled in. A hit moves
+    Each hit keeps its scores and gets ``retention`` filled in. Hits of equal relevance are
+    ordered by their cosine, and the bonus breaks what is still tied. A hit moves
     in proportion to how much fresher, better kept or more important it really is: the
     bonuses are not rescaled across the hits, so memories written minutes apart (whose
     bonuses differ by almost nothing) keep their relevance order. (Rescaling them to [0, 1]
     gives such differences the whole margin: at margin 0.1 it costs 2 of 355 BEAM questions
-    at hit@5, while the unscaled bonus costs none; bench/results/recall.md, "Cognitive layer
-    as a near-tie breaker" and "Engine.search as shipped".)
+    at hit@5 on BEAM with the earlier ranking, while the unscaled bonus cost none.)
     """
     bonus = [cognitive_bonus(h.memory, now, weights) for h in hits]
-    order = order_within_margin([h.fused_score for h in hits], bonus, margin, lift)
+    order = order_within_margin([h.fused_score for h in hits], bonus, margin, lift,
+                                [h.semantic_similarity or 0.0 for h in hits])
     return [hits[i].model_copy(update={"retention": retention_score(hits[i].memory.state, now)})
             for i in order]
 

@@ -105,8 +105,8 @@ def capture(ctx: EngineContext, messages: list[Message], session_key: str,
         result.stored, result.skipped = store_candidates(ctx, found.candidates, session_key,
                                                          scope, "capture")
         result.skipped += found.passed
-        ctx.store.set_watermark(key, len(messages))
-        ctx.store.set_watermark(key + ":last", extraction.fingerprint(messages[-1]))
+        ctx.store.bookkeeping.set_watermark(key, len(messages))
+        ctx.store.bookkeeping.set_watermark(key + ":last", extraction.fingerprint(messages[-1]))
     return result
 
 
@@ -166,6 +166,6 @@ def _watermark_key(ctx: EngineContext, session_key: str) -> str:
 
 
 def _start(ctx: EngineContext, key: str, messages: list[Message]) -> int:
-    count = ctx.store.get_watermark(key)
-    last = ctx.store.get_watermark(key + ":last")
+    count = ctx.store.bookkeeping.get_watermark(key)
+    last = ctx.store.bookkeeping.get_watermark(key + ":last")
     return extraction.unseen_start(messages, count, last)

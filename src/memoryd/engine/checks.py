@@ -3,7 +3,6 @@ a caller's fields into a memory ready to store."""
 
 from __future__ import annotations
 
-import unicodedata
 import uuid
 from datetime import datetime
 from typing import Any, Mapping
@@ -20,10 +19,7 @@ from memoryd.errors import (
     validation_message,
 )
 from memoryd.models import FILTER_NAMES, Memory, NewMemory, RestoredMemory, SearchFilters
-
-# The fields of a new memory that hold free text (and may hold a pasted credential).
-_SCREENED = ("content", "summary", "category", "subcategory", "source", "tags", "metadata")
-
+from memoryd.models.text import has_visible
 
 def utf8(text: str, what: str) -> bytes:
     """``text`` as UTF-8, or InvalidInput (lone surrogates from JSON cannot be stored)."""
@@ -37,7 +33,7 @@ def check_content(ctx: EngineContext, content: Any) -> str:
     """Content a memory may hold: a string with something visible in it, within the size limit."""
     if not isinstance(content, str):
         raise InvalidInput(f"content must be a string, not {type(content).__name__}")
-    if not any(_visible(ch) for ch in content):
+    if not has_visible(content):
         raise EmptyContent("content is empty (or only invisible characters)")
     size = len(utf8(content, "content"))
     limit = ctx.settings.max_content_bytes
@@ -47,11 +43,6 @@ def check_content(ctx: EngineContext, content: Any) -> str:
             "(set MEMORYD_MAX_CONTENT_BYTES to change it)"
         )
     return content
-
-
-def _visible(ch: str) -> bool:
-    """Not white space, not a control or format character (zero-width spaces, BOM, ...)."""
-    return not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn")
 
 
 def screen(ctx: EngineContext, text: str, allow_secrets: bool, field: str = "content") -> str:
@@ -84,7 +75,9 @@ def new_memory(
         except ValidationError as exc:
             raise InvalidInput(validation_message(exc)) from exc
     check_content(ctx, new.content)
-    texts = {name: getattr(new, name) for name in _SCREENED if getattr(new, name)}
+    # Every field, not a list of the ones that hold free text: a field left off such a list
+    # (session_id was) keeps a pasted credential. Dates and numbers are not scanned.
+    texts = {name: value for name, value in new if value}
     screened = screen_fields(ctx, texts, allow_secrets)
     changed = {k: v for k, v in screened.items() if v != texts[k]}
     if changed:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from memoryd.cognition.globs import touches
@@ -11,8 +10,10 @@ from memoryd.engine.intentions import IntentionContext, check_intentions
 from memoryd.engine.writes import add_many
 from memoryd.errors import Forbidden, InvalidInput
 from memoryd.models import CodebaseContext, Memory
+from memoryd.models.fields import CODEBASE_PATTERN
+from memoryd.models.text import compile_pattern
 
-_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+_NAME = compile_pattern(CODEBASE_PATTERN)
 
 
 def _codebase(ctx: EngineContext, name: str) -> str:

@@ -77,7 +77,7 @@ def _consolidate(ctx: EngineContext, *, dry_run: bool) -> ConsolidationReport:
         report.domain_proposals = _recluster_due(ctx)
     report.finished_at = ctx.clock()
     if not dry_run:
-        report.report_id = ctx.store.save_report(
+        report.report_id = ctx.store.bookkeeping.save_report(
             "consolidation", report.model_dump(mode="json"), report.finished_at
         )
     return report
@@ -87,9 +87,9 @@ def _recluster_due(ctx: EngineContext) -> list[str]:
     """Re-cluster the domains on every Nth run (counted in the ``domains:consolidations``
     watermark); the ids of the proposals recorded."""
     every = ctx.settings.domains_recluster_every
-    runs = ctx.store.get_watermark(RUNS_KEY) + 1
-    ctx.store.set_watermark(RUNS_KEY, runs)
-    if every == 0 or runs % every or not ctx.store.list_domains():
+    runs = ctx.store.bookkeeping.get_watermark(RUNS_KEY) + 1
+    ctx.store.bookkeeping.set_watermark(RUNS_KEY, runs)
+    if every == 0 or runs % every or not ctx.store.domains.list_domains():
         return []
     try:
         return [p.id for p in recluster(ctx)]

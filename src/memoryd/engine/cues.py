@@ -3,9 +3,10 @@ request for advice.
 
 Each cue lifts the hits that match it by a bounded number of log-odds: memories created in
 the period (``time_window_margin``), memories said by that speaker (``speaker_margin``), and
-for a request the user's preferences and standing instructions (``preference_margin``). The
-near-tie reorder (:mod:`memoryd.cognition.ranking`) applies the lift, so a cue can win a close
-call and never passes a clearly more relevant hit.
+for a request the user's preferences and standing instructions that are likely to answer it
+(score at least ``recall_threshold``: a store's other preferences are about other things)
+by ``preference_margin``. The near-tie reorder (:mod:`memoryd.cognition.ranking`) applies
+the lift, so a cue can win a close call and never passes a clearly more relevant hit.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class QueryCues:
     speaker_margin: float = 0.0
     advice: bool = False
     preference_margin: float = 0.0
+    # A preference is lifted only when its score (P(answers)) reaches this.
+    preference_floor: float = 0.0
 
     @property
     def room(self) -> float:
@@ -56,9 +59,9 @@ class QueryCues:
         """The lift of each hit, or None when the query has no cue."""
         if self.room <= 0:
             return None
-        return [self._lift(h.memory) for h in hits]
+        return [self._lift(h.memory, h.score) for h in hits]
 
-    def _lift(self, memory: Memory) -> float:
+    def _lift(self, memory: Memory, score: float) -> float:
         lift = 0.0
         if self.window is not None and _inside(memory, self.window):
             lift += self.window_margin
@@ -66,7 +69,8 @@ class QueryCues:
             said_by = memory_speaker(memory.content, memory.metadata)
             if self.speaker is not None and same_speaker(self.speaker, said_by):
                 lift += self.speaker_margin
-            if self.advice and _standing_preference(memory, said_by):
+            if (self.advice and score >= self.preference_floor
+                    and _standing_preference(memory, said_by)):
                 lift += self.preference_margin
         return lift
 
@@ -77,7 +81,7 @@ def read_cues(query: str, now: datetime, settings: Settings) -> QueryCues:
     speaker = query_speaker(query) if settings.speaker_margin > 0 else None
     advice = settings.preference_margin > 0 and asks_for_advice(query)
     return QueryCues(window, settings.time_window_margin, speaker, settings.speaker_margin,
-                     advice, settings.preference_margin)
+                     advice, settings.preference_margin, settings.recall_threshold)
 
 
 def _standing_preference(memory: Memory, said_by: str | None) -> bool:

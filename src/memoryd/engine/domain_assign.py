@@ -8,7 +8,7 @@ each new memory's best domain moves by a running mean. A caller limited to some 
 (:class:`~memoryd.engine.context.Access`) cannot write a memory that lands outside them.
 
 Assignments are derived data (vector x centroids): they are written with
-``Store.set_assignments``, which records no history.
+``store.domains.set_assignments``, which records no history.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def as_pure(record: Domain) -> assign.Domain:
 
 def current(ctx: EngineContext) -> DomainSet:
     """The store's domains and threshold right now."""
-    threshold = ctx.store.domain_threshold()
-    return DomainSet.of(ctx.store.list_domains(),
+    threshold = ctx.store.domains.domain_threshold()
+    return DomainSet.of(ctx.store.domains.list_domains(),
                         assign.DEFAULT_THRESHOLD if threshold is None else threshold)
 
 
@@ -96,7 +96,7 @@ def classify_new(ctx: EngineContext, memories: list[Memory],
     moved = _moved(found, vectors, [r.domains[0] for r in results if r.domains],
                    [i for i, r in enumerate(results) if r.domains], ctx)
     if moved:
-        ctx.store.save_domains(moved)
+        ctx.store.domains.save_domains(moved)
     return out
 
 
@@ -150,7 +150,7 @@ def classify_changed(ctx: EngineContext, memory: Memory, vector: np.ndarray) -> 
 
 def save_assignment(ctx: EngineContext, memory: Memory) -> None:
     """Write one memory's domains and scores (as :func:`classify_changed` made them)."""
-    ctx.store.set_assignments({memory.id: (memory.domains, memory.domain_scores)})
+    ctx.store.domains.set_assignments({memory.id: (memory.domains, memory.domain_scores)})
 
 
 def batches(ctx: EngineContext, size: int = BATCH
@@ -187,11 +187,11 @@ def reassign_all(ctx: EngineContext, found: DomainSet) -> Counter[str]:
         else:
             assert vectors is not None
             results = assign.classify_many(vectors, found.pure, found.threshold)
-            ctx.store.set_assignments({m.id: (r.domains, r.scores)
+            ctx.store.domains.set_assignments({m.id: (r.domains, r.scores)
                                        for m, r in zip(memories, results)})
             best.update(r.domains[0] for r in results if r.domains)
         if cleared:
-            ctx.store.set_assignments(cleared)  # type: ignore[arg-type]
+            ctx.store.domains.set_assignments(cleared)  # type: ignore[arg-type]
     return best
 
 
@@ -208,10 +208,10 @@ def rewrite_all(ctx: EngineContext, change: Callable[[Memory], Assignment | None
         if domains:
             best[domains[0]] += 1
         if len(pending) >= BATCH:
-            ctx.store.set_assignments(pending)
+            ctx.store.domains.set_assignments(pending)
             pending = {}
     if pending:
-        ctx.store.set_assignments(pending)
+        ctx.store.domains.set_assignments(pending)
     return best
 
 

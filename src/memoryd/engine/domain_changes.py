@@ -39,7 +39,7 @@ def visible(ctx: EngineContext) -> list[Domain]:
     if access.scope is not None or access.agent_id is not None:
         raise Forbidden("domains span every scope and agent: not available to a key bound to a "
                         "scope or agent")
-    domains = ctx.store.list_domains()
+    domains = ctx.store.domains.list_domains()
     if access.domains is not None:
         domains = [d for d in domains if d.name in access.domains]
     return domains
@@ -55,7 +55,7 @@ def find(domains: list[Domain], ident: str) -> Domain:
 
 def find_proposal(ctx: EngineContext, proposal_id: str) -> DomainProposal:
     """A proposal by id; DomainNotFound otherwise."""
-    proposal = ctx.store.get_proposal(proposal_id)
+    proposal = ctx.store.domains.get_proposal(proposal_id)
     if proposal is None:
         raise DomainNotFound(f"no domain proposal {proposal_id!r}")
     return proposal
@@ -67,12 +67,12 @@ def rename(ctx: EngineContext, ident: str, new_name: str) -> DomainsReport:
     ctx.access.require_unrestricted("renaming a domain")
     name = _name(new_name)
     with locked(ctx):
-        return _rename(ctx, find(ctx.store.list_domains(), ident), name)
+        return _rename(ctx, find(ctx.store.domains.list_domains(), ident), name)
 
 
 def _rename(ctx: EngineContext, domain: Domain, name: str,
             extra: dict[str, Any] | None = None) -> DomainsReport:
-    domains = ctx.store.list_domains()
+    domains = ctx.store.domains.list_domains()
     if name != domain.name and any(d.name == name for d in domains):
         raise InvalidInput(f"a domain named {name!r} exists already; merge them instead")
     old, now = domain.name, ctx.clock()
@@ -84,12 +84,12 @@ def _rename(ctx: EngineContext, domain: Domain, name: str,
                 {(name if k == old else k): v for k, v in memory.domain_scores.items()})
 
     with ctx.store.transaction():
-        ctx.store.save_domains([domain.model_copy(update={
+        ctx.store.domains.save_domains([domain.model_copy(update={
             "name": name, "renamed_at": now, "updated_at": now, **(extra or {})})])
         best = rewrite_all(ctx, renamed)
-        for key in ctx.store.list_keys():
+        for key in ctx.store.keys.list_keys():
             if key.domains and old in key.domains:
-                ctx.store.save_key(key.model_copy(update={
+                ctx.store.keys.save_key(key.model_copy(update={
                     "domains": sorted({name if d == old else d for d in key.domains})}))
     audit(ctx, "renamed", {"id": domain.id, "from": old, "to": name})
     return _report(ctx, "renamed", best, removed=[old] if old != name else [])
@@ -99,7 +99,7 @@ def merge(ctx: EngineContext, idents: list[str], into: str | None = None) -> Dom
     """Merge two or more domains into one (``into``, else the largest); see the docstring."""
     ctx.access.require_unrestricted("merging domains")
     with locked(ctx):
-        domains = ctx.store.list_domains()
+        domains = ctx.store.domains.list_domains()
         chosen = list({d.id: d for d in (find(domains, i) for i in idents)}.values())
         if len(chosen) < 2:
             raise InvalidInput("name at least two different domains to merge")
@@ -126,7 +126,7 @@ def split(ctx: EngineContext, ident: str) -> DomainsReport:
     replace it. InvalidInput when they form a single group."""
     ctx.access.require_unrestricted("splitting a domain")
     with locked(ctx):
-        domain = find(ctx.store.list_domains(), ident)
+        domain = find(ctx.store.domains.list_domains(), ident)
         sample = draw(ctx, params(ctx).sample_size,
                       lambda m: bool(m.domains) and m.domains[0] == domain.name)
         if len(sample.ids) < 2 * params(ctx).min_cluster_size:
@@ -141,7 +141,7 @@ def split(ctx: EngineContext, ident: str) -> DomainsReport:
 
 
 def _split(ctx: EngineContext, domain: Domain, parts: list[dict[str, Any]]) -> DomainsReport:
-    taken = {d.name for d in ctx.store.list_domains() if d.id != domain.id}
+    taken = {d.name for d in ctx.store.domains.list_domains() if d.id != domain.id}
     now, made = ctx.clock(), []
     for part in parts:
         name = _free(part["name"], taken)
@@ -157,7 +157,7 @@ def _split(ctx: EngineContext, domain: Domain, parts: list[dict[str, Any]]) -> D
 
 def create(ctx: EngineContext, part: dict[str, Any]) -> DomainsReport:
     """A new domain from a proposal's cluster; every memory is re-assigned."""
-    name = _free(part["name"], {d.name for d in ctx.store.list_domains()})
+    name = _free(part["name"], {d.name for d in ctx.store.domains.list_domains()})
     now = ctx.clock()
     made = Domain(id=new_id(), name=name, centroid=np.asarray(part["centroid"], np.float32),
                   top_terms=list(part["top_terms"]), suggested_name=name, origin="new",
@@ -175,10 +175,10 @@ def set_threshold(ctx: EngineContext, threshold: float) -> DomainsReport:
         raise InvalidInput(f"threshold must be a number in [-1, 1], got {threshold!r}")
     with locked(ctx):
         with ctx.store.transaction():
-            ctx.store.set_domain_threshold(float(threshold))
+            ctx.store.domains.set_domain_threshold(float(threshold))
             best = rewrite_all(ctx, lambda m: (rethreshold(m.domain_scores, threshold),
                                                m.domain_scores))
-            ctx.store.save_domains(with_counts(ctx.store.list_domains(), best, ctx))
+            ctx.store.domains.save_domains(with_counts(ctx.store.domains.list_domains(), best, ctx))
         audit(ctx, "rethresholded", {"threshold": threshold})
         return _report(ctx, "rethresholded", best)
 
@@ -189,7 +189,7 @@ def accept(ctx: EngineContext, proposal_id: str) -> DomainsReport:
     ctx.access.require_unrestricted("accepting a domain proposal")
     with locked(ctx):
         proposal = _pending(ctx, proposal_id, "accepted")
-        by_id = {d.id: d for d in ctx.store.list_domains()}
+        by_id = {d.id: d for d in ctx.store.domains.list_domains()}
         gone = [i for i in proposal.domain_ids if i not in by_id]
         if gone:
             raise InvalidInput(f"proposal {proposal.id} concerns a domain that no longer exists "
@@ -218,8 +218,8 @@ def reject(ctx: EngineContext, proposal_id: str) -> DomainsReport:
     with locked(ctx):
         decided = _decide(ctx, _pending(ctx, proposal_id, "rejected"), "rejected")
         audit(ctx, "rejected", {"proposal": decided.id})
-        return DomainsReport(action="rejected", domains=ctx.store.list_domains(),
-                             proposals=[decided], threshold=ctx.store.domain_threshold())
+        return DomainsReport(action="rejected", domains=ctx.store.domains.list_domains(),
+                             proposals=[decided], threshold=ctx.store.domains.domain_threshold())
 
 
 def _pending(ctx: EngineContext, proposal_id: str, verb: str) -> DomainProposal:
@@ -233,7 +233,7 @@ def _pending(ctx: EngineContext, proposal_id: str, verb: str) -> DomainProposal:
 def _decide(ctx: EngineContext, proposal: DomainProposal, status: str) -> DomainProposal:
     decided = proposal.model_copy(update={"status": status, "decided_at": ctx.clock(),
                                           "decided_by": ctx.actor.name})
-    ctx.store.save_proposals([decided])
+    ctx.store.domains.save_proposals([decided])
     return decided
 
 
@@ -242,10 +242,10 @@ def _restructure(ctx: EngineContext, save: list[Domain], remove: list[Domain],
                  action: str) -> DomainsReport:
     """Save and remove domains and re-assign every memory, in one transaction."""
     with ctx.store.transaction():
-        ctx.store.save_domains(save, remove=[d.id for d in remove])
+        ctx.store.domains.save_domains(save, remove=[d.id for d in remove])
         found = current(ctx)
         best = reassign_all(ctx, found)
-        ctx.store.save_domains(with_counts(found.records, best, ctx))
+        ctx.store.domains.save_domains(with_counts(found.records, best, ctx))
     gone = {d.name for d in remove} - {d.name for d in save}
     return _report(ctx, action, best, removed=sorted(gone))
 
@@ -253,8 +253,9 @@ def _restructure(ctx: EngineContext, save: list[Domain], remove: list[Domain],
 def _report(ctx: EngineContext, action: str, best: Counter[str], *,
             removed: list[str] | None = None) -> DomainsReport:
     assigned = sum(best.values())
-    return DomainsReport(action=action, domains=ctx.store.list_domains(),  # type: ignore[arg-type]
-                         removed=removed or [], threshold=ctx.store.domain_threshold(),
+    domains = ctx.store.domains.list_domains()
+    return DomainsReport(action=action, domains=domains,  # type: ignore[arg-type]
+                         removed=removed or [], threshold=ctx.store.domains.domain_threshold(),
                          assigned=assigned, unclassified=ctx.store.count() - assigned)
 
 

@@ -90,11 +90,11 @@ def discover(ctx: EngineContext, *, force: bool = False, replace: bool = False) 
     """Create the first domains (or re-cluster when there are some); see the module docstring."""
     ctx.access.require_unrestricted("domain discovery")
     with locked(ctx):
-        existing = ctx.store.list_domains()
+        existing = ctx.store.domains.list_domains()
         if existing and not replace:
             made = _recluster(ctx)
             return DomainsReport(action="proposed", domains=existing, proposals=made,
-                                 threshold=ctx.store.domain_threshold())
+                                 threshold=ctx.store.domains.domain_threshold())
         p = params(ctx)
         total = ctx.store.count()
         if total < p.min_memories and not force:
@@ -114,15 +114,15 @@ def _create(ctx: EngineContext, found: Discovery, existing: list[Domain]) -> Dom
                       suggested_name=c.label, member_count=c.member_count, created_at=now,
                       updated_at=now) for c in found.clusters]
     with ctx.store.transaction():
-        ctx.store.save_domains(records, remove=[d.id for d in existing])
-        ctx.store.set_domain_threshold(threshold)
+        ctx.store.domains.save_domains(records, remove=[d.id for d in existing])
+        ctx.store.domains.set_domain_threshold(threshold)
         best = reassign_all(ctx, DomainSet.of(records, threshold))
         records = with_counts(records, best, ctx)
-        ctx.store.save_domains(records)
+        ctx.store.domains.save_domains(records)
     total = ctx.store.count()
     audit(ctx, "discovered", {"domains": [r.name for r in records], "threshold": threshold,
                               "replaced": [d.name for d in existing]})
-    return DomainsReport(action="discovered", domains=ctx.store.list_domains(),
+    return DomainsReport(action="discovered", domains=ctx.store.domains.list_domains(),
                          removed=[d.name for d in existing if d.name not in
                                   {r.name for r in records}],
                          threshold=threshold, assigned=sum(best.values()),
@@ -218,7 +218,7 @@ def _renames(found: DomainSet, assigned: list[list[str]], fresh: Discovery,
 def _record(ctx: EngineContext, made: list[DomainProposal]) -> list[DomainProposal]:
     """Store new proposals, refresh pending ones seen again, expire pending ones not seen; a
     decided proposal (accepted or rejected) stays decided."""
-    before = {p.id: p for p in ctx.store.list_proposals()}
+    before = {p.id: p for p in ctx.store.domains.list_proposals()}
     now = ctx.clock()
     kept: list[DomainProposal] = []
     for proposal in made:
@@ -232,11 +232,12 @@ def _record(ctx: EngineContext, made: list[DomainProposal]) -> list[DomainPropos
     expired = [p.model_copy(update={"status": "expired", "decided_at": now,
                                     "decided_by": "re-clustering"})
                for p in before.values() if p.status == "proposed" and p.id not in seen]
-    ctx.store.save_proposals(kept + expired)
+    ctx.store.domains.save_proposals(kept + expired)
     return kept
 
 
 def audit(ctx: EngineContext, action: str, details: dict[str, Any]) -> None:
     """Keep a report of a change to the domains (``list_reports("domains")``)."""
-    ctx.store.save_report("domains", {"action": action, "actor": ctx.actor.name, **details},
+    ctx.store.bookkeeping.save_report("domains",
+                                      {"action": action, "actor": ctx.actor.name, **details},
                           ctx.clock())

@@ -31,7 +31,7 @@ class DomainMethods:
 
     def domain_threshold(self) -> float | None:
         """The active assignment threshold (None before the first discovery)."""
-        return self._ctx.store.domain_threshold()
+        return self._ctx.store.domains.domain_threshold()
 
     def discover_domains(self, *, force: bool = False, replace: bool = False) -> DomainsReport:
         """Discover the first domains (from ``domains_min_memories`` memories on, or earlier
@@ -68,7 +68,7 @@ class DomainMethods:
         self._ctx.access.require_unrestricted("domain proposals")
         if status is not None and status not in PROPOSAL_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(PROPOSAL_STATUSES)}")
-        return self._ctx.store.list_proposals([status] if status else None)
+        return self._ctx.store.domains.list_proposals([status] if status else None)
 
     def accept_proposal(self, proposal_id: str) -> DomainsReport:
         """Apply exactly this proposal (rename, merge, split or new domain)."""
@@ -87,7 +87,7 @@ class DomainMethods:
         out = access.with_default(filters)
         asked = filters.domains is not None or bool(access.default_domains)
         if not access.restricted and asked and out.domains:
-            known = {d.name for d in self._ctx.store.list_domains()}
+            known = {d.name for d in self._ctx.store.domains.list_domains()}
             unknown = [n for n in out.domains if n not in known]
             if unknown:
                 listed = ", ".join(sorted(known)) or "none yet"

@@ -98,7 +98,7 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         system = self._ctx.acting(Actor("domains"))
         self._auto = AutoDiscovery(
             enabled=settings.domains_auto, min_memories=settings.domains_min_memories,
-            count=store.count, has_domains=lambda: bool(store.list_domains()),
+            count=store.count, has_domains=lambda: bool(store.domains.list_domains()),
             discover=lambda: discover_domains(system))
 
     @classmethod
@@ -310,12 +310,12 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
                **filter_kwargs: Any) -> list[SearchHit]:
         """Hybrid search: keyword (BM25) and vector candidates, ranked by relevance, best first.
 
-        ``hits[i].score`` is the probability that the hit is relevant, in [0, 1] and
-        comparable across queries and stores, so ``min_score`` drops what is unlikely to be
-        relevant (``settings.recall_threshold`` is the level recall uses). ``keyword_rank``,
+        ``hits[i].score`` is how likely the memory answers the query, in [0, 1], from the pair
+        alone (the same on any store), so ``min_score`` drops what is unlikely to answer
+        (``settings.recall_threshold`` is the level recall uses). ``keyword_rank``,
         ``keyword_score`` (memoryd's BM25) and ``semantic_similarity`` show where it came
-        from; ``fused_score`` is what ranked it (the probability, or the RRF score with
-        ``fusion = "rrf"``). ``mode="keyword"`` / ``"vector"`` rank by one side alone.
+        from; ``fused_score`` is what ranked it (the ranking's probability, or the RRF score
+        with ``fusion = "rrf"``). ``mode="keyword"`` / ``"vector"`` rank by one side alone.
         Filters: timeframe, since, until, node_types, categories, tags, tags_mode, scope,
         agent_id, session_id, tiers, domains (any of), include_superseded. ``cognitive`` and
         ``associations`` default to the settings; ``record_access`` strengthens the returned

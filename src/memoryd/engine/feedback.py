@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memoryd.cognition import scheduling
 from memoryd.cognition.states import memory_state
+from memoryd.engine.checks import screen
 from memoryd.engine.context import EngineContext
 from memoryd.models import Memory, MemoryStateReport, SearchHit
 
@@ -31,6 +32,7 @@ def record_retrieval(ctx: EngineContext, hits: list[SearchHit], session_key: str
 
 def promote(ctx: EngineContext, memory_id: str, reason: str | None) -> Memory:
     """"This helped / is correct": an FSRS Good review plus storage strength."""
+    reason = screen(ctx, reason, False, "reason") if reason else reason
     memory = ctx.get(memory_id)
     state = scheduling.promote(memory.state, ctx.clock())
     ctx.store.update_states(
@@ -41,6 +43,7 @@ def promote(ctx: EngineContext, memory_id: str, reason: str | None) -> Memory:
 
 def demote(ctx: EngineContext, memory_id: str, reason: str | None) -> Memory:
     """"Wrong / stale": a lapse that cuts stability and strength (the memory stays)."""
+    reason = screen(ctx, reason, False, "reason") if reason else reason
     memory = ctx.get(memory_id)
     state = scheduling.demote(memory.state, ctx.clock())
     ctx.store.update_states(

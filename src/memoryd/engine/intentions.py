@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memoryd.cognition.globs import glob_match
 from memoryd.engine.checks import screen, screen_fields
 from memoryd.engine.context import EngineContext
-from memoryd.errors import Forbidden, InvalidInput, validation_message
+from memoryd.errors import Forbidden, IntentionNotFound, InvalidInput, validation_message
 from memoryd.models import Intention, IntentionTrigger, Priority
 
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
@@ -76,7 +76,7 @@ def set_intention(
         agent_id=ctx.access.agent_id or ctx.actor.agent_id,
         scope=ctx.access.scope or "user",
     )
-    ctx.store.save_intention(intention)
+    ctx.store.work.save_intention(intention)
     return intention
 
 
@@ -115,7 +115,8 @@ def check_intentions(
     except ValidationError as exc:
         raise InvalidInput(f"context: {validation_message(exc)}") from exc
     now = ctx.clock()
-    out = [i for i in _mine(ctx, ctx.store.list_intentions(_OPEN)) if _fires(i, now_doing, now)]
+    stored = ctx.store.work.list_intentions(_OPEN)
+    out = [i for i in _mine(ctx, stored) if _fires(i, now_doing, now)]
     return sorted(out, key=lambda i: (_PRIORITY_ORDER[i.priority], i.due_at or i.created_at))
 
 
@@ -155,9 +156,9 @@ def update_intention(
     snooze_minutes: float | None = None,
 ) -> Intention:
     """Complete, snooze (default 60 minutes) or cancel an intention."""
-    intention = ctx.store.get_intention(intention_id)
+    intention = ctx.store.work.get_intention(intention_id)
     if intention is None or not _mine(ctx, [intention]):
-        raise InvalidInput(f"no intention with id {intention_id!r}")
+        raise IntentionNotFound(intention_id)
     now = ctx.clock()
     if status == "complete":
         update: dict[str, Any] = {"status": "completed"}
@@ -171,7 +172,7 @@ def update_intention(
     else:
         raise InvalidInput("status must be complete, snooze or cancel")
     updated = intention.model_copy(update={**update, "updated_at": now})
-    ctx.store.save_intention(updated)
+    ctx.store.work.save_intention(updated)
     return updated
 
 
@@ -181,4 +182,4 @@ def list_intentions(ctx: EngineContext, status: str | None = None) -> list[Inten
     if status is not None and status not in valid:
         raise InvalidInput(f"status must be one of {', '.join(sorted(valid))}")
     statuses = None if status == "all" else [status] if status else _OPEN
-    return _mine(ctx, ctx.store.list_intentions(statuses))
+    return _mine(ctx, ctx.store.work.list_intentions(statuses))

@@ -24,7 +24,7 @@ def create_key(ctx: EngineContext, label: str, *, scopes: Iterable[str] = ("read
     made = keys.make_key(label, scopes=scopes, memory_scope=memory_scope, agent_id=agent_id,
                          domains=domains, now=ctx.clock())
     _check_domains(ctx, made.key.domains)
-    ctx.store.save_key(made.key)
+    ctx.store.keys.save_key(made.key)
     return made
 
 
@@ -32,7 +32,7 @@ def _check_domains(ctx: EngineContext, names: list[str] | None) -> None:
     """InvalidInput naming the domains that do not exist (a typo would make a useless key)."""
     if names is None:
         return
-    known = {d.name for d in ctx.store.list_domains()}
+    known = {d.name for d in ctx.store.domains.list_domains()}
     unknown = [n for n in names if n not in known]
     if unknown:
         listed = ", ".join(sorted(known)) or "none yet: run `memoryd domains discover`"
@@ -51,7 +51,7 @@ def register_key(ctx: EngineContext, label: str, secret: str, *,
     ctx.access.require_unrestricted("key management")
     keys.check_made_secret(secret)
     digest = keys.hash_key(secret)
-    known = ctx.store.key_by_hash(digest)
+    known = ctx.store.keys.key_by_hash(digest)
     if known is not None:
         return known, False
     made = keys.make_key(label, scopes=scopes, memory_scope=memory_scope, agent_id=agent_id,
@@ -59,7 +59,7 @@ def register_key(ctx: EngineContext, label: str, secret: str, *,
     _check_domains(ctx, made.key.domains)
     record = made.key.model_copy(update={"key_hash": digest,
                                          "prefix": secret[: len(keys.KEY_PREFIX) + 6]})
-    ctx.store.save_key(record)
+    ctx.store.keys.save_key(record)
     return record, True
 
 
@@ -68,7 +68,7 @@ def verify_key(ctx: EngineContext, secret: str | None) -> ApiKey:
     if not keys.well_formed(secret):
         raise InvalidKey("invalid API key")
     digest = keys.hash_key(secret)  # type: ignore[arg-type]
-    record = ctx.store.key_by_hash(digest)
+    record = ctx.store.keys.key_by_hash(digest)
     # The lookup is by index; compare_digest keeps the final check constant-time.
     if record is None or not hmac.compare_digest(record.key_hash, digest):
         raise InvalidKey("invalid API key")
@@ -82,14 +82,14 @@ def touch_if_due(ctx: EngineContext, key: ApiKey) -> bool:
     now = ctx.clock()
     if not keys.touch_due(key, now):
         return False
-    ctx.store.touch_key(key.id, now)
+    ctx.store.keys.touch_key(key.id, now)
     return True
 
 
 def list_keys(ctx: EngineContext) -> list[ApiKey]:
     """Every key record (hashes included, secrets never), oldest first."""
     ctx.access.require_unrestricted("key management")
-    return ctx.store.list_keys()
+    return ctx.store.keys.list_keys()
 
 
 def find_key(ctx: EngineContext, ident: str) -> ApiKey:
@@ -107,15 +107,15 @@ def revoke_key(ctx: EngineContext, ident: str) -> ApiKey:
     key = find_key(ctx, ident)
     if key.revoked_at is None:
         key = key.model_copy(update={"revoked_at": ctx.clock()})
-        ctx.store.save_key(key)
+        ctx.store.keys.save_key(key)
     return key
 
 
 def has_active_key(ctx: EngineContext) -> bool:
     """Whether at least one key is not revoked."""
-    return any(k.revoked_at is None for k in ctx.store.list_keys())
+    return any(k.revoked_at is None for k in ctx.store.keys.list_keys())
 
 
 def bound_agents(ctx: EngineContext) -> set[str]:
     """Agents that an active key is bound to: no other key may act in their name."""
-    return {k.agent_id for k in ctx.store.list_keys() if k.agent_id and k.revoked_at is None}
+    return {k.agent_id for k in ctx.store.keys.list_keys() if k.agent_id and k.revoked_at is None}

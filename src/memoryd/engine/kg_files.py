@@ -98,7 +98,7 @@ def sync(ctx: EngineContext, scope: str, path: Path, cache: GraphCache) -> SyncO
     if state is None and signature(path) is None and not loaded.graph.nodes:
         return SyncOutcome()  # nothing to mirror yet
     with graph_file_lock(path):
-        state = whole.store.graph_file(str(path))
+        state = whole.store.graph_files.graph_file(str(path))
         if _fresh(whole, scope, path, load(whole, scope, cache), state):
             cache.files[str(path)] = state
             return SyncOutcome(problems=held_problems(state))
@@ -130,7 +130,7 @@ def _merge_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache, *
                 viewer: EngineContext) -> SyncOutcome:
     """Merge the file into the store (under its lock); GraphFileError leaves both as they were.
     The conflicts reported are those ``viewer`` (who triggered the sync) may be told of."""
-    state = ctx.store.graph_file(str(path))
+    state = ctx.store.graph_files.graph_file(str(path))
     loaded = load(ctx, scope, cache)
     if _fresh(ctx, scope, path, loaded, state) or signature(path) is None:
         return SyncOutcome()
@@ -208,7 +208,7 @@ def _write_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache,
                            base={**base.to_json(), **({"problems": problems} if problems else {})},
                            signature=signature(path), seq=loaded.scope_seq,
                            updated_at=ctx.clock())
-    ctx.store.save_graph_file(state)
+    ctx.store.graph_files.save_graph_file(state)
     cache.files[str(path)] = state
     return written, problems
 
@@ -216,7 +216,7 @@ def _write_file(ctx: EngineContext, scope: str, path: Path, cache: GraphCache,
 def _still_held(ctx: EngineContext, path: Path, scope: str, current: str | None,
                 cache: GraphCache) -> ReadGraph | None:
     """The held items of a file the last sync left some in (and that was not edited since)."""
-    state = cache.files.get(str(path)) or ctx.store.graph_file(str(path))
+    state = cache.files.get(str(path)) or ctx.store.graph_files.graph_file(str(path))
     if current is None or not held_problems(state):
         return None
     try:

@@ -22,6 +22,7 @@ from memoryd.engine.context import EngineContext
 from memoryd.engine.kg_files import sync
 from memoryd.engine.kg_graphs import GraphCache, graph_as_of, load
 from memoryd.engine.kg_targets import Target, graph_file, read_targets, write_target
+from memoryd.errors import InvalidInput
 from memoryd.graph.archival import ArchivalWeights, score_nodes
 from memoryd.graph.core import CoreView, build_core
 from memoryd.graph.jsonfile import GraphFileError, dumps_graph
@@ -100,7 +101,10 @@ def _render(ctx: EngineContext, graphs: list[Graph], now: datetime, budget: int,
             files: Sequence[str]) -> CoreView:
     w = weights(ctx)
     scores = score_nodes(graphs, now, w, active_files=files or None)
-    return build_core(graphs, now=now, budget=budget, counter=counter(ctx), scores=scores)
+    try:
+        return build_core(graphs, now=now, budget=budget, counter=counter(ctx), scores=scores)
+    except ValueError as exc:  # the budget does not even hold the header
+        raise InvalidInput(f"budget: {exc}") from None
 
 
 def _result(ctx: EngineContext, view: CoreView, scopes: list[str],

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from memoryd.engine.context import EngineContext
-from memoryd.errors import Forbidden, InvalidInput
+from memoryd.errors import Forbidden, InvalidInput, PathNotFound
 from memoryd.graph.importers import project_scope
 from memoryd.graph.jsonfile import project_graph_path, user_graph_path
 from memoryd.models import check_scope
@@ -45,22 +45,31 @@ def parse_project(project: str, confined_to: tuple[Path, ...] | None = None) -> 
     if text.startswith(("/", "~")):
         if confined_to is not None:
             _check_root_allowed(text, confined_to)
-        root = Path(text).expanduser()
-        if not root.is_dir():
-            raise InvalidInput(f"project {project!r} is not a directory")
-        root = root.resolve()
+        root = _existing_dir(text)
         scope = declared_scope(project_graph_path(root)) or project_scope(root)
         if scope == USER:
-            raise InvalidInput(f"project {project!r} has no name to key its graph by")
+            raise PathNotFound("project: the directory has no name to key a graph by")
         return Target(scope, root)
     name = text.removeprefix("project:")
     try:
         return Target(check_scope(f"project:{name}"))
     except ValueError:
         raise InvalidInput(
-            f"project {project!r} must be an absolute directory or a name of letters, digits, "
+            "project must be an absolute directory or a name of letters, digits, "
             "'.', '_', '-' and '/'"
         ) from None
+
+
+def _existing_dir(text: str) -> Path:
+    """The directory ``text`` names, resolved; PathNotFound when there is none (a ``~user``
+    that is nobody, a name too long for the file system, a file)."""
+    try:
+        root = Path(text).expanduser()
+        if root.is_dir():
+            return root.resolve()
+    except (OSError, RuntimeError):
+        pass
+    raise PathNotFound("project: no such directory")
 
 
 def declared_scope(path: Path) -> str | None:
@@ -95,7 +104,10 @@ def _check_root_allowed(text: str, roots: tuple[Path, ...]) -> None:
     what exists), and again with symlinks resolved."""
     message = ("a key bound to a scope or agent names a project by its name, or by a root "
                "directory under MEMORYD_KG_ALLOWED_ROOTS")
-    written = Path(os.path.normpath(Path(text).expanduser()))
+    try:
+        written = Path(os.path.normpath(Path(text).expanduser()))
+    except RuntimeError:  # ~user of nobody: a name is all it could be, and it is not one
+        raise Forbidden(message) from None
     if not any(written.is_relative_to(os.path.normpath(r)) for r in roots):
         raise Forbidden(message)
     resolved = written.resolve()
@@ -164,7 +176,7 @@ def graph_file(ctx: EngineContext, target: Target) -> Path | None:
         return user_graph_path(ctx.settings.home)
     if target.root is not None:
         return project_graph_path(target.root)
-    for state in ctx.store.graph_files(target.scope):
+    for state in ctx.store.graph_files.graph_files(target.scope):
         path = Path(state.path)
         if path.parent.parent.is_dir():
             return path

@@ -77,7 +77,7 @@ def verify_ledger(ctx: EngineContext, *, batch_size: int = 5000,
 def backup(ctx: EngineContext, path: Path) -> Path:
     """Write a consistent copy of the store to ``path`` (the store stays online)."""
     ctx.access.require_unrestricted("backup")
-    ctx.store.backup(path)
+    ctx.store.transfer.backup(path)
     backup_manifest.write_manifest(path)  # checksums and counts, checked by restore
     return path
 
@@ -86,5 +86,5 @@ def restore(ctx: EngineContext, path: Path) -> None:
     """Replace the store's contents with the backup at ``path``."""
     ctx.access.require_unrestricted("restore")
     backup_manifest.verify_backup(path)  # refuses before anything is replaced
-    ctx.store.restore(path, expect_model=ctx.embedder.model_id)
+    ctx.store.transfer.restore(path, expect_model=ctx.embedder.model_id)
     check_model(ctx, allow_mismatch=False)

@@ -61,7 +61,8 @@ def overview(ctx: EngineContext) -> Overview:
     growth = [DayCount(day=(today - timedelta(days=i)).isoformat(),
                        count=created.get(today - timedelta(days=i), 0))
               for i in reversed(range(GROWTH_DAYS))]
-    reports = [] if ctx.access.restricted else ctx.store.list_reports("consolidation", limit=10)
+    reports = ([] if ctx.access.restricted
+               else ctx.store.bookkeeping.list_reports("consolidation", limit=10))
     return Overview(
         memories=total, sampled=len(memories),
         by_node_type=dict(Counter(m.node_type for m in memories).most_common()),

@@ -1,22 +1,23 @@
 """The read path: candidates → relevance → cognitive near-ties → diversify → associate → cut.
 
-1. Candidates from both sides, each described by both, scored by the relevance model
-   (:mod:`memoryd.engine.candidates`): ``score`` is P(relevant) in [0, 1], comparable across
-   queries and stores. Only memories the caller may see are asked for (the filters are
-   narrowed to its bindings first).
+1. Candidates from both sides, each described by both (:mod:`memoryd.engine.candidates`):
+   the ranking model orders them (``fused_score``, P(relevant) in [0, 1]) and the answer
+   model scores them (``score``, how likely the memory answers the query, the same on any
+   store). Only memories the caller may see are asked for (the filters are narrowed to its
+   bindings first).
 2. Tiers: unless the caller names tiers, look in the hot tier first and widen to warm,
    then cold, while fewer than ``tier_min_results`` hits reach the recall threshold.
 3. The cognitive layer (:mod:`memoryd.cognition.ranking`): retention, recency and
-   importance reorder only hits whose relevance is within ``rank_close_margin`` (in
-   log-odds) of each other, so it never puts a clearly less relevant memory above a
-   clearly more relevant one. A period the query names ("last week", "in May") lifts
-   memories created in it by ``time_window_margin`` log-odds, a speaker it asks about
-   ("what did I say…", "what did you suggest…") lifts what that party said by
-   ``speaker_margin``, and a request for advice lifts the user's preferences and standing
-   instructions by ``preference_margin`` (:mod:`memoryd.engine.cues`): the same kind of
-   bounded reorder. All apply where hits are ranked by relevance (hybrid search with
-   ``fusion = "relevance"``).
-4. ``min_score`` (a relevance), then MMR diversity if asked, then the limit.
+   importance order hits that tie on relevance and cosine, and (``rank_close_margin`` > 0)
+   hits whose relevance is within that margin in log-odds, so it never puts a clearly less
+   relevant memory above a clearly more relevant one. A period the query names ("last
+   week", "in May") lifts memories created in it by ``time_window_margin`` log-odds, a
+   speaker it asks about ("what did I say…", "what did you suggest…") lifts what that party
+   said by ``speaker_margin``, and a request for advice lifts the user's preferences and
+   standing instructions likely to answer it by ``preference_margin``
+   (:mod:`memoryd.engine.cues`): the same kind of bounded reorder. All apply where hits are
+   ranked by relevance (hybrid search with ``fusion = "relevance"``).
+4. ``min_score`` (on ``score``), then MMR diversity if asked, then the limit.
 5. Spreading activation from the top relevant hits: associated memories take only the
    slots after the hits that reach the recall threshold, never pushing one of those out.
 6. The testing effect: returned memories are strengthened a little (once per session).
@@ -133,7 +134,8 @@ def _near_ties(ctx: EngineContext, hits: list[SearchHit], options: SearchOptions
     if options.cognitive:
         return rescore_calibrated(hits, ctx.clock(), _weights(ctx),
                                   ctx.settings.rank_close_margin, lift)
-    order = order_within_margin([h.fused_score for h in hits], [0.0] * len(hits), 0.0, lift)
+    order = order_within_margin([h.fused_score for h in hits], [0.0] * len(hits), 0.0, lift,
+                                [h.semantic_similarity or 0.0 for h in hits])
     return [hits[i] for i in order]
 
 

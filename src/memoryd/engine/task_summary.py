@@ -23,14 +23,14 @@ PROMPT_MESSAGES = 50  # new messages a model sees at most
 
 def latest_summary(ctx: EngineContext, task_id: str) -> TaskMessage | None:
     """The newest distilled message of a task."""
-    found = ctx.store.task_messages(task_id, roles=["distilled"], limit=1)
+    found = ctx.store.work.task_messages(task_id, roles=["distilled"], limit=1)
     return found[0] if found else None
 
 
 def _extractive(ctx: EngineContext, task: Task) -> str:
     store = ctx.store
-    history = store.task_messages(task.id, roles=WORK_ROLES, limit=CONTEXT)
-    decisions = store.task_messages(task.id, roles=WORK_ROLES, kinds=["decision"], limit=10)
+    history = store.work.task_messages(task.id, roles=WORK_ROLES, limit=CONTEXT)
+    decisions = store.work.task_messages(task.id, roles=WORK_ROLES, kinds=["decision"], limit=10)
     return extractive_summary(task, digest(task, history, decisions),
                               budget=ctx.settings.task_summary_tokens, count=get_counter().count)
 
@@ -52,10 +52,10 @@ def refresh_summary(ctx: EngineContext, task: Task, chat: ChatClient | None, *,
     (or at once with ``force``); returns it, or the current one when nothing was due."""
     previous = latest_summary(ctx, task.id)
     after = previous.id if previous else 0
-    pending = ctx.store.count_task_messages(task.id, after=after, roles=WORK_ROLES)
+    pending = ctx.store.work.count_task_messages(task.id, after=after, roles=WORK_ROLES)
     if pending < ctx.settings.task_summary_every and not (force and (pending or not previous)):
         return previous
-    news = ctx.store.task_messages(task.id, after=after, roles=WORK_ROLES,
+    news = ctx.store.work.task_messages(task.id, after=after, roles=WORK_ROLES,
                                    limit=PROMPT_MESSAGES)[::-1]
     via = "extractive"
     if ctx.settings.task_distiller == "llm" and chat is not None:
@@ -68,4 +68,4 @@ def refresh_summary(ctx: EngineContext, task: Task, chat: ChatClient | None, *,
     message = TaskMessage(task_id=task.id, role="distilled", kind="note", content=text,
                           created_at=ctx.clock(),
                           metadata={"via": via, "covers": news[-1].id if news else 0})
-    return ctx.store.add_task_message(message)
+    return ctx.store.work.add_task_message(message)

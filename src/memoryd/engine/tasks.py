@@ -20,7 +20,7 @@ from memoryd.engine.context import EngineContext
 from memoryd.engine.ingest import ingest_many
 from memoryd.engine.keys import bound_agents
 from memoryd.engine.task_summary import latest_summary, refresh_summary
-from memoryd.errors import Forbidden, InvalidInput, TaskNotFound, validation_message
+from memoryd.errors import Conflict, Forbidden, InvalidInput, TaskNotFound, validation_message
 from memoryd.llm import ChatClient
 from memoryd.models import (
     MESSAGE_KINDS,
@@ -48,7 +48,7 @@ def visible(ctx: EngineContext, task: Task) -> bool:
 
 def get_task(ctx: EngineContext, task_id: str) -> Task:
     """A task the caller may see; TaskNotFound otherwise."""
-    task = ctx.store.get_task(task_id) if isinstance(task_id, str) else None
+    task = ctx.store.work.get_task(task_id) if isinstance(task_id, str) else None
     if task is None or not visible(ctx, task):
         raise TaskNotFound(str(task_id))
     return task
@@ -75,7 +75,7 @@ def register_task(ctx: EngineContext, fields: TaskFields | Mapping[str, Any]) ->
                 scope=bound or given.scope or "user", metadata=texts["metadata"])
     if any(not step.text for step in task.plan) or not task.name:
         raise InvalidInput("the name and every plan step need some text")
-    ctx.store.save_task(task)
+    ctx.store.work.save_task(task)
     return task
 
 
@@ -88,7 +88,7 @@ def _message(task: Task, content: str, kind: str | None, role: str, ctx: EngineC
 def _check_update(task: Task, message: str | None, kind: str | None, step_done: int | None,
                   add_steps: list[str], status: str | None) -> None:
     if task.status in ENDED:
-        raise InvalidInput(f"task {task.id} already ended ({task.status}); register a new one")
+        raise Conflict(f"task {task.id} already ended ({task.status}); register a new one")
     if message is None and step_done is None and not add_steps and status is None:
         raise InvalidInput("nothing to update: give message, step_done, add_steps or status")
     if kind is not None and kind not in MESSAGE_KINDS:
@@ -134,9 +134,9 @@ def update_task(ctx: EngineContext, task_id: str, *, message: str | None = None,
     task = task.model_copy(update={"plan": plan, "status": status or task.status,
                                    "updated_at": now})
     with ctx.store.transaction():
-        ctx.store.save_task(task)
+        ctx.store.work.save_task(task)
         for item in news:
-            ctx.store.add_task_message(item)
+            ctx.store.work.add_task_message(item)
     refresh_summary(ctx, task, chat, force=False)
     return report(ctx, task.id)
 
@@ -149,8 +149,8 @@ def report(ctx: EngineContext, task_id: str, *, refresh: bool = False,
     if refresh:
         refresh_summary(ctx, task, chat, force=True)
     store = ctx.store
-    history = store.task_messages(task.id, roles=["agent", "system"], limit=HISTORY)
-    decisions = store.task_messages(task.id, roles=["agent", "system"], kinds=["decision"],
+    history = store.work.task_messages(task.id, roles=["agent", "system"], limit=HISTORY)
+    decisions = store.work.task_messages(task.id, roles=["agent", "system"], kinds=["decision"],
                                     limit=DECISIONS)
     d = digest(task, history, decisions)
     return TaskReport(task=task, progress=d.progress, current_step=d.current_step,
@@ -167,7 +167,7 @@ def list_tasks(ctx: EngineContext, status: str | None = None, limit: int = 50) -
         raise InvalidInput("limit must be between 1 and 1000")
     statuses = (None if status == "all" else ["active", "paused"] if status in (None, "open")
                 else [status])
-    return ctx.store.list_tasks(statuses=statuses, scope=ctx.access.scope,
+    return ctx.store.work.list_tasks(statuses=statuses, scope=ctx.access.scope,
                                 agent_id=ctx.access.agent_id, limit=limit)
 
 
@@ -180,13 +180,13 @@ def complete_task(ctx: EngineContext, task_id: str, *, status: str = "completed"
     if status not in ENDED:
         raise InvalidInput("status must be completed or failed")
     if task.status in ENDED:
-        raise InvalidInput(f"task {task.id} already ended ({task.status})")
+        raise Conflict(f"task {task.id} already ended ({task.status})")
     _check_not_blank(outcome, list(learned or []))
     texts = screen_fields(ctx, {"outcome": outcome, "learned": list(learned or [])}, False)
     now = ctx.clock()
     task = task.model_copy(update={"status": status, "updated_at": now})
     note = f"Task {status}" + (f": {texts['outcome']}" if texts["outcome"] else "")
-    decisions = ctx.store.task_messages(task.id, roles=["agent", "system"],
+    decisions = ctx.store.work.task_messages(task.id, roles=["agent", "system"],
                                         kinds=["decision"], limit=DECISIONS)
     content = outcome_text(task, texts["outcome"], texts["learned"], decisions)
     [result] = ingest_many(ctx, [{
@@ -198,8 +198,8 @@ def complete_task(ctx: EngineContext, task_id: str, *, status: str = "completed"
     }])
     task = task.model_copy(update={"memory_id": result.memory_id})
     with ctx.store.transaction():
-        ctx.store.save_task(task)
-        ctx.store.add_task_message(_message(task, note, "progress", "system", ctx,
+        ctx.store.work.save_task(task)
+        ctx.store.work.add_task_message(_message(task, note, "progress", "system", ctx,
                                             memory_id=result.memory_id))
     summary = refresh_summary(ctx, task, chat, force=True)
     return TaskOutcome(task=task, memory=result, summary=summary.content if summary else "")
@@ -228,6 +228,6 @@ def _writer_for(ctx: EngineContext, task: Task) -> str | None:
 def add_system_message(ctx: EngineContext, task_id: str, content: str, **metadata: Any) -> None:
     """Record something the system saw on a task (a wait that ended); no-op for a task that
     no longer exists."""
-    task = ctx.store.get_task(task_id)
+    task = ctx.store.work.get_task(task_id)
     if task is not None:
-        ctx.store.add_task_message(_message(task, content, None, "system", ctx, **metadata))
+        ctx.store.work.add_task_message(_message(task, content, None, "system", ctx, **metadata))

@@ -86,7 +86,7 @@ class StoreJobs:
 
     ``load`` returns the jobs of this runner that were watching; ``save`` writes every
     change and calls ``on_end`` once per job when it reaches a final status (the store
-    keeps a status another process set first: see ``Store.save_wait_job``).
+    keeps a status another process set first: see ``store.work.save_wait_job``).
     """
 
     def __init__(self, ctx: EngineContext, runner: str,
@@ -100,7 +100,7 @@ class StoreJobs:
         """The jobs this runner was watching when it stopped."""
         from memoryd.waits import WaitJob
 
-        rows = self._ctx.store.list_wait_jobs(statuses=["watching"], runner=self.runner,
+        rows = self._ctx.store.work.list_wait_jobs(statuses=["watching"], runner=self.runner,
                                               limit=100_000)
         return [WaitJob.from_dict(row) for row in rows]
 
@@ -108,7 +108,7 @@ class StoreJobs:
         """Upsert the job; report its end once. A store that fails (busy, unreachable)
         must not stop the scheduler: the job is kept and written again by :meth:`flush`."""
         try:
-            written = self._ctx.store.save_wait_job(job.to_dict())
+            written = self._ctx.store.work.save_wait_job(job.to_dict())
         except MemorydError as exc:
             log.warning("could not save wait %s (will retry): %s", job.id, exc)
             with self._lock:

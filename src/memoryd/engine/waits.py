@@ -27,6 +27,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from memoryd.engine import tasks as task_memory
+from memoryd.engine.checks import screen_fields
 from memoryd.engine.context import EngineContext
 from memoryd.engine.wait_jobs import FINAL_NOTES, StoreJobs, owner_of, runner_name, visible
 from memoryd.errors import InvalidInput
@@ -183,7 +184,7 @@ class WaitService:
             return
         jobs.flush()
         since, self._synced = self._synced - 5.0, time.time()
-        for row in self._ctx.store.list_wait_jobs(runner=self.runner, updated_after=since,
+        for row in self._ctx.store.work.list_wait_jobs(runner=self.runner, updated_after=since,
                                                   limit=10_000):
             local = scheduler.get(row["id"])
             if row["status"] == "watching" and local is None:
@@ -199,6 +200,8 @@ class WaitService:
         started) for a bad request; TaskNotFound for a task the caller may not see."""
         from memoryd.waits import WaitRequest
 
+        screened = screen_fields(ctx, {"target": target, "criteria": criteria}, False)
+        target, criteria = screened["target"], screened["criteria"]
         task = task_memory.get_task(ctx, task_id) if task_id is not None else None
         owner = owner_of(ctx, self.runner, task.scope if task else None,
                          task.agent_id if task else None)
@@ -220,7 +223,7 @@ class WaitService:
         if self._runner_missing():
             raise WaitsNotRunning("no memoryd process on this host runs waits: start "
                                   "`memoryd serve` (or call Engine.start_waits())")
-        watching = self._ctx.store.list_wait_jobs(statuses=["watching"], runner=self.runner,
+        watching = self._ctx.store.work.list_wait_jobs(statuses=["watching"], runner=self.runner,
                                                   limit=self.policy.max_watching)
         if len(watching) >= self.policy.max_watching:
             raise InvalidInput(f"target: {self.policy.max_watching} waits are already watching")
@@ -230,7 +233,7 @@ class WaitService:
                       deadline=now + timeout, updated_at=now, task_id=task_id,
                       wake=checked_wake, owner=owner,
                       cursor=self._starting_point(parsed_target, parsed))
-        self._ctx.store.save_wait_job(job.to_dict())
+        self._ctx.store.work.save_wait_job(job.to_dict())
         return job
 
     def _starting_point(self, target: Any, criteria: Any) -> dict[str, Any]:
@@ -260,7 +263,7 @@ class WaitService:
         scheduler = self._scheduler
         job = scheduler.get(job_id) if scheduler is not None else None
         if job is None:
-            row = self._ctx.store.get_wait_job(job_id) if isinstance(job_id, str) else None
+            row = self._ctx.store.work.get_wait_job(job_id) if isinstance(job_id, str) else None
             job = WaitJob.from_dict(row) if row is not None else None
         if job is None or not visible(ctx, job.owner):
             raise WaitNotFound(str(job_id))
@@ -297,7 +300,7 @@ class WaitService:
             raise InvalidInput(f"status must be one of {', '.join(WAIT_STATES)}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidInput("limit must be between 1 and 1000")
-        rows = self._ctx.store.list_wait_jobs(
+        rows = self._ctx.store.work.list_wait_jobs(
             statuses=[status] if status else None, scope=ctx.access.scope,
             agent_id=ctx.access.agent_id, task_id=task_id, limit=limit)
         scheduler = self._scheduler
@@ -319,6 +322,6 @@ class WaitService:
 
         ended = job.evolve(status=WaitStatus.CANCELLED, result="cancelled",
                            resolved_at=time.time())
-        if not self._ctx.store.save_wait_job(ended.to_dict()):
+        if not self._ctx.store.work.save_wait_job(ended.to_dict()):
             return self._find(ctx, job.id)  # it ended meanwhile: report how
         return ended

@@ -68,6 +68,8 @@ def _embed(ctx: EngineContext, news: list[NewMemory]) -> Any:
 def update(ctx: EngineContext, memory_id: str, changes: Mapping[str, Any],
            allow_secrets: bool = False) -> Memory:
     """Change fields of a memory the caller may see; new content is re-embedded."""
+    if isinstance(changes, Mapping) and isinstance(changes.get("content"), str):
+        check_content(ctx, changes["content"])  # EmptyContent or ContentTooLarge first
     try:
         patch = changes if isinstance(changes, MemoryPatch) else MemoryPatch.model_validate(
             dict(changes))

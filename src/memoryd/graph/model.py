@@ -55,7 +55,10 @@ MAX_BODY_CHARS = 800
 MAX_TOUCHES = 32
 MAX_PATH_CHARS = 256
 MAX_TAGS = 16
-_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+NODE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+NODE_ID_RULE = ("a node id must be 1-64 characters of a-z, 0-9, '.', '_', '-' starting with a "
+                "letter or digit")
+_ID_RE = re.compile(NODE_ID_PATTERN[:-1] + r"\Z")
 _SLUG_JUNK = re.compile(r"[^a-z0-9]+")
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -63,10 +66,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 def check_node_id(value: str) -> str:
     """Return ``value`` if it is a valid node id (lower-case slug, 1-64 chars), else raise."""
     if not _ID_RE.match(value):
-        raise ValueError(
-            f"node id {value[:70]!r} must be 1-64 characters of a-z, 0-9, '.', '_', '-' "
-            "starting with a letter or digit"
-        )
+        raise ValueError(NODE_ID_RULE)
     return value
 
 
@@ -109,17 +109,17 @@ def check_touch_path(path: str) -> str:
     if not raw:
         raise ValueError("a touches path must not be empty")
     if any(ord(c) < 32 or ord(c) == 127 for c in raw):
-        raise ValueError(f"touches path {raw[:40]!r} contains control characters")
+        raise ValueError("a touches path must not contain control characters")
     if len(raw) > MAX_PATH_CHARS:
-        raise ValueError(f"touches path longer than {MAX_PATH_CHARS} characters: {raw[:40]!r}...")
+        raise ValueError(f"a touches path must be at most {MAX_PATH_CHARS} characters")
     norm = raw.replace("\\", "/")
     if norm.startswith("/") or re.match(r"^[A-Za-z]:/", norm) or norm.startswith("~"):
-        raise ValueError(f"touches path {raw!r} must be relative to the project root")
+        raise ValueError("a touches path must be relative to the project root")
     parts = [p for p in PurePosixPath(norm).parts if p != "."]
     if ".." in parts:
-        raise ValueError(f"touches path {raw!r} must not leave the project ('..')")
+        raise ValueError("a touches path must not leave the project ('..')")
     if not parts:
-        raise ValueError(f"touches path {raw!r} names no file")
+        raise ValueError("a touches path must name a file")
     return "/".join(parts)
 
 

@@ -4,7 +4,8 @@ Every operation with ``tools`` becomes an MCP tool: its input model is the tool'
 schema, its output model the output schema; results carry structured content and a
 readable text rendering. Engine errors become tool errors whose message reaches the
 model; unknown tools and bad arguments are tool errors too (nothing is written), numbers
-that are not finite or do not fit in 64 bits included (:mod:`memoryd.mcp.arguments`).
+that are not finite or do not fit in 64 bits and text with NUL included
+(:mod:`memoryd.operations.arguments`).
 
 The same server object serves stdio (``memoryd mcp``) and Streamable HTTP (mounted at
 ``/mcp`` by the REST app). Who calls is decided by ``caller_of``: stdio trusts the local
@@ -27,9 +28,9 @@ from pydantic import BaseModel, ConfigDict
 
 from memoryd import __version__
 from memoryd.errors import MemorydError
-from memoryd.mcp.arguments import check_numbers
 from memoryd.mcp.resources import add_resources
 from memoryd.operations import CALLER_SCOPE_KEY, Caller, Operation, as_text, select_tools
+from memoryd.operations.messages import client_message
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
@@ -76,15 +77,21 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+_LEFT_OUT = frozenset({"title", "pattern", "allOf", "minProperties"})
+
+
 def compact_schema(node: Any) -> Any:
-    """The same constraints in fewer tokens: no titles, no null defaults, and ``anyOf``
-    ``[simple type, null]`` folded into ``type: [t, "null"]``."""
+    """The schema in fewer tokens: no titles, no null defaults, ``anyOf`` ``[simple type,
+    null]`` folded into ``type: [t, "null"]``, no ``pattern`` (a model does not write by
+    regular expression; content's alone would cost a hundred tokens per tool) and no rules
+    across fields (``allOf``, ``minProperties``: "give content or items"). The descriptions
+    say them; the server enforces them and its errors name them."""
     if isinstance(node, list):
         return [compact_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
     out = {k: compact_schema(v) for k, v in node.items()
-           if k != "title" and not (k == "default" and v is None)}
+           if k not in _LEFT_OUT and not (k == "default" and v is None)}
     options = out.get("anyOf")
     if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
         other = next(o for o in options if o != {"type": "null"})
@@ -98,12 +105,11 @@ def _tool(name: str, op: Operation, engine_of: Callable[[], Engine], caller_of: 
     async def call(ctx: Context, **arguments: Any) -> CallToolResult:
         caller = caller_of(ctx)
         try:
-            check_numbers(arguments)
             engine = engine_of()
             run = functools.partial(op.run, engine, arguments, caller)
             result = await anyio.to_thread.run_sync(run)
         except MemorydError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(client_message(exc)) from exc
         return CallToolResult(
             content=[TextContent(type="text", text=as_text(result))],
             structured_content=result.model_dump(mode="json"),

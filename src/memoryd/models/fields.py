@@ -13,7 +13,9 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from memoryd.models.text import BLANK_CLASS, NOT_BLANK, VISIBLE, Matches
 
 NodeType = Literal[
     "fact", "preference", "decision", "pattern", "event", "observation", "note", "concept",
@@ -31,11 +33,16 @@ TIMEFRAMES: dict[str, timedelta | None] = {
 }
 assert tuple(TIMEFRAMES) == get_args(Timeframe)
 
-_SCOPE_RE = re.compile(r"^(user|project:[A-Za-z0-9_.\-/]{1,128})$")
-_DOMAIN_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
+SCOPE_PATTERN = r"^(user|project:[A-Za-z0-9_.\-/]{1,128})$"
+_SCOPE_RE = re.compile(SCOPE_PATTERN[:-1] + r"\Z")
+_DOMAIN_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?\Z")
+# A domain name as given (blanks around it and upper case are forgiven).
+DOMAIN_PATTERN = (f"^[{BLANK_CLASS}]*" + r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9])?"
+                  + f"[{BLANK_CLASS}]*$")
 #: Names a domain may not take: words of the REST paths under /api/v1/domains.
 RESERVED_DOMAIN_NAMES = frozenset({"proposals", "merge", "discover", "threshold"})
 TAG_MAX_CHARS = 64
+MAX_TAGS = 64
 JSON_MAX_DEPTH = 10
 JSON_MAX_BYTES = 64 * 1024
 _EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
@@ -78,25 +85,56 @@ def check_domain_name(value: str) -> str:
     a letter or digit (``home``, ``infra``, ``rust-cargo``); upper case is folded."""
     name = value.strip().lower()
     if not _DOMAIN_RE.match(name):
-        raise ValueError(f"domain name {value[:70]!r} must be 1-64 lowercase letters, digits, "
-                         "'-' or '_', starting and ending with a letter or digit")
+        raise ValueError("a domain name must be 1-64 lowercase letters, digits, '-' or '_', "
+                         "starting and ending with a letter or digit")
     if name in RESERVED_DOMAIN_NAMES:
         raise ValueError(f"{name!r} is reserved; choose another domain name")
     return name
 
 
 def clean_tags(tags: list[str]) -> list[str]:
-    """Tags stripped, de-duplicated in order; blank or over-long tags refused."""
-    out: list[str] = []
-    for tag in tags:
+    """Tags stripped and de-duplicated in order, in one pass; blank or over-long tags refused.
+
+    :data:`Tags` checks the list's length before this runs, so a flood of tags is refused
+    before any per-tag work (de-duplicating 40,000 tags by list search held a server for
+    seconds).
+    """
+    out: dict[str, None] = {}
+    for i, tag in enumerate(tags):
+        if len(tag) > TAG_MAX_CHARS:
+            raise ValueError(f"tag {i} is longer than {TAG_MAX_CHARS} characters")
         tag = tag.strip()
         if not tag:
-            raise ValueError("tags must be non-empty strings")
-        if len(tag) > TAG_MAX_CHARS:
-            raise ValueError(f"tag longer than {TAG_MAX_CHARS} characters: {tag[:20]!r}...")
-        if tag not in out:
-            out.append(tag)
-    return out
+            raise ValueError(f"tag {i} is blank; tags must be non-empty strings")
+        out[tag] = None
+    return list(out)
+
+
+def reject_bool(value: Any) -> Any:
+    """A number field's value, unless it is a boolean (``true`` is not 1.0)."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
+    return value
+
+
+# ISO 8601 / RFC 3339 date and time, e.g. 2024-05-17T09:30:00Z (without an offset: UTC).
+_ISO_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)?",
+    re.ASCII,
+)
+
+
+def iso_datetime(value: Any) -> Any:
+    """A date-time as given: a ``datetime``, or an ISO 8601 string with date and time. Epoch
+    seconds (``0``, ``1e9``, ``"0"``) are refused: they are too easily a mistake."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and _ISO_DATETIME.fullmatch(value):
+        try:
+            return datetime.fromisoformat(value.upper())
+        except ValueError:
+            pass  # e.g. 2024-02-30
+    raise ValueError("must be an ISO 8601 date and time, e.g. 2024-05-17T09:30:00Z")
 
 
 def check_json(value: Any) -> Any:
@@ -126,22 +164,36 @@ def _walk_json(value: Any, depth: int) -> None:
         raise ValueError(f"cannot hold a {type(value).__name__}")
 
 
-UTCDateTime = Annotated[datetime, AfterValidator(check_utc)]
-Scope = Annotated[str, AfterValidator(check_scope), Field(
-    description="'user' (default) or 'project:<name>'.")]
-Tags = Annotated[list[str], AfterValidator(clean_tags), Field(
-    max_length=64, description="Labels (64 characters at most each).")]
+UTCDateTime = Annotated[datetime, BeforeValidator(iso_datetime), AfterValidator(check_utc)]
+Scope = Annotated[str, Matches(SCOPE_PATTERN, "scope must be 'user' or 'project:<name>'"),
+                  Field(description="'user' (default) or 'project:<name>'.")]
+# A tag: up to 64 characters, not all blank (so not empty either).
+Tag = Annotated[str, Field(max_length=TAG_MAX_CHARS),
+                Matches(NOT_BLANK, "tags must be non-empty strings")]
+# The list's length is checked first (Field before the validator): see clean_tags.
+Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS), AfterValidator(clean_tags),
+                 Field(description="Labels.")]
 Metadata = Annotated[dict[str, Any], AfterValidator(check_json), Field(
     description="Free-form JSON object (at most 10 levels deep, 64 KiB).")]
-DomainName = Annotated[str, AfterValidator(check_domain_name), Field(
-    description="A domain's name, e.g. 'home' or 'infra'.")]
+DomainName = Annotated[str, Field(min_length=1, max_length=80), Matches(
+    DOMAIN_PATTERN, "a domain name must be 1-64 lowercase letters, digits, '-' or '_', starting "
+    "and ending with a letter or digit"), AfterValidator(check_domain_name), Field(
+    description="A domain's name, e.g. 'home' or 'infra' (upper case is folded).")]
 DomainNames = Annotated[list[DomainName], Field(min_length=1, max_length=64)]
-Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0..1; how much it matters.")]
+Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0..1; how much it matters."),
+                       BeforeValidator(reject_bool)]
 Summary = Annotated[str, Field(max_length=2000, description="A one-line summary.")]
 Category = Annotated[str, Field(max_length=128, description="A category, e.g. 'error'.")]
 Source = Annotated[str, Field(max_length=1024, description="Where it came from.")]
 Label = Annotated[str, Field(max_length=256)]
-Content = Annotated[str, Field(min_length=1, description="The memory, in one or a few sentences.")]
+# What a search looks for: up to 4096 characters, not all blank.
+QueryText = Annotated[str, Field(min_length=1, max_length=4096),
+                      Matches(NOT_BLANK, "query is empty")]
+CODEBASE_PATTERN = r"^[A-Za-z0-9_.\-/]{1,128}$"
+CodebaseName = Annotated[str, Field(min_length=1, max_length=128), Matches(
+    CODEBASE_PATTERN, "codebase must be 1-128 characters of letters, digits, _ . - /")]
+Content = Annotated[str, Field(min_length=1, description="The memory, in one or a few sentences."),
+                    Matches(VISIBLE, "content is empty (or only invisible characters)")]
 MemoryIdText = Annotated[str, Field(min_length=1, max_length=256, description="The memory's id.")]
 
 

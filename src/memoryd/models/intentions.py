@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models.fields import Label, UTCDateTime
+from memoryd.models.rules import Rules, When
+from memoryd.models.text import NOT_BLANK, Matches
 
 MAX_MINUTES = 525_600  # a year
 
@@ -15,28 +17,37 @@ IntentionStatus = Literal["active", "snoozed", "completed", "cancelled", "fired"
 Priority = Literal["low", "normal", "high", "critical"]
 
 
+# A trigger's text: a blank one would never match.
+TriggerText = Annotated[Label, Matches(NOT_BLANK, "is blank (it would never match)")]
+_COMPLETE = Rules(when=(
+    When("type", ("time",), "a time trigger needs 'at' or 'in_minutes'",
+         any_of=("at", "in_minutes")),
+    When("type", ("context",), "a context trigger needs codebase, file_pattern or topic",
+         any_of=("codebase", "file_pattern", "topic"), mode="filled"),
+    When("type", ("event",), "an event trigger needs 'event' (the event key)",
+         needs=("event",), mode="filled"),
+))
+
+
 class IntentionTrigger(BaseModel):
     """When an intention fires: at a time, after some minutes, in a context, or on an event."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False,
+                              json_schema_extra=_COMPLETE.schema)
 
     type: Literal["time", "context", "event"]
     at: UTCDateTime | None = Field(None, description="time: when (ISO 8601).")
     in_minutes: float | None = Field(default=None, gt=0, le=MAX_MINUTES,
                                      description="time: in how many minutes (at most a year).")
-    codebase: Label | None = Field(None, description="context: the codebase (repository).")
-    file_pattern: Label | None = Field(None, description="context: a glob such as src/**/*.py.")
-    topic: Label | None = Field(None, description="context: words that must all appear.")
-    event: Label | None = Field(None, description="event: the event key.")
+    codebase: TriggerText | None = Field(None, description="context: the codebase (repository).")
+    file_pattern: TriggerText | None = Field(None, description="context: a glob such as "
+                                             "src/**/*.py.")
+    topic: TriggerText | None = Field(None, description="context: words that must all appear.")
+    event: TriggerText | None = Field(None, description="event: the event key.")
 
     @model_validator(mode="after")
     def _complete(self) -> IntentionTrigger:
-        if self.type == "time" and self.at is None and self.in_minutes is None:
-            raise ValueError("a time trigger needs 'at' or 'in_minutes'")
-        if self.type == "context" and not (self.codebase or self.file_pattern or self.topic):
-            raise ValueError("a context trigger needs codebase, file_pattern or topic")
-        if self.type == "event" and not self.event:
-            raise ValueError("an event trigger needs 'event' (the event key)")
+        _COMPLETE.check(self)
         return self
 
 

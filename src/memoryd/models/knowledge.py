@@ -5,68 +5,83 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.graph.model import (
     MAX_BODY_CHARS,
     MAX_NAME_CHARS,
     MAX_TAGS,
     MAX_TOUCHES,
+    NODE_ID_PATTERN,
+    NODE_ID_RULE,
     GraphEdgeType,
     GraphNode,
     NodeKind,
-    check_node_id,
 )
-from memoryd.models.fields import Strict, StrictValidity, UTCDateTime
+from memoryd.models.fields import Strict, StrictValidity, Tag, UTCDateTime
+from memoryd.models.rules import Rules
+from memoryd.models.text import BLANK_CLASS, NOT_BLANK, Matches
+
+NodeId = Annotated[str, Matches(NODE_ID_PATTERN, NODE_ID_RULE)]
+_CONTROL = r"\x00-\x1f\x7f"
+# A touches entry as given: blanks around it are forgiven; inside, no control character; not
+# absolute (/x, ~/x, C:/x); at most 256 characters. ('..' and '.' alone are refused besides.)
+TOUCH_PATTERN = (f"^[{BLANK_CLASS}]*" + r"(?![/\\~]|[A-Za-z]:[/\\])"
+                 + f"(?:[^{_CONTROL}{BLANK_CLASS}]|[^{_CONTROL}{BLANK_CLASS}][^{_CONTROL}]{{0,254}}"
+                 + f"[^{_CONTROL}{BLANK_CLASS}])[{BLANK_CLASS}]*$")
+TouchPath = Annotated[str, Matches(TOUCH_PATTERN, "a touches path must be relative to the "
+                                   "project root, without control characters, at most 256 "
+                                   "characters")]
 
 GraphName = Literal["user", "project"]
+
+
+_NAMED = Rules(at_least_one=("id", "name"), message="a node needs an id or a name")
 
 
 class NodeSpec(StrictValidity):
     """A node to add, or the fields of an existing node to change (unset fields stay)."""
 
-    id: str | None = Field(None, description="The node's short id (a slug such as 'wal-busy'); "
-                           "made from the name when a new node has none.")
-    name: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
-                             description="A short title (required for a new node).")
+    model_config = ConfigDict(json_schema_extra=_NAMED.schema)
+
+    id: NodeId | None = Field(None, description="The node's short id (a slug such as "
+                              "'wal-busy'); made from the name when a new node has none.")
+    name: Annotated[str, Matches(NOT_BLANK, "name must not be blank")] | None = Field(
+        None, min_length=1, max_length=MAX_NAME_CHARS,
+        description="A short title (required for a new node).")
     type: NodeKind | None = Field(None, description="insight, decision, convention, pattern, "
                                   "gotcha, preference, fact, person, component or command.")
     body: str | None = Field(None, max_length=MAX_BODY_CHARS,
                              description="The knowledge, compressed: one to three sentences.")
-    touches: list[str] | None = Field(None, max_length=MAX_TOUCHES,
-                                      description="Files or globs it is about, relative to the "
-                                      "project root.")
-    tags: list[str] | None = Field(None, max_length=MAX_TAGS)
+    touches: list[TouchPath] | None = Field(None, max_length=MAX_TOUCHES,
+                                            description="Files or globs it is about, relative "
+                                            "to the project root.")
+    tags: list[Tag] | None = Field(None, max_length=MAX_TAGS)
     valid_from: UTCDateTime | None = None
     valid_until: UTCDateTime | None = Field(None, description="When it stopped being true.")
 
-    @field_validator("id")
-    @classmethod
-    def _id(cls, value: str | None) -> str | None:
-        return check_node_id(value) if value is not None else None
+    @model_validator(mode="after")
+    def _named(self) -> NodeSpec:
+        _NAMED.check(self)
+        return self
 
 
 class EdgeSpec(Strict):
     """A typed, directed edge between two nodes of the same graph."""
 
-    source: str = Field(description="The node the edge starts at.")
-    target: str = Field(description="The node it points to.")
+    source: NodeId = Field(description="The node the edge starts at.")
+    target: NodeId = Field(description="The node it points to.")
     type: GraphEdgeType = "relates_to"
     weight: float = Field(0.5, ge=0.0, le=1.0)
-
-    @field_validator("source", "target")
-    @classmethod
-    def _ends(cls, value: str) -> str:
-        return check_node_id(value)
 
 
 class EdgeRef(Strict):
     """An edge by its key, to remove."""
 
-    source: str
-    target: str
+    source: NodeId
+    target: NodeId
     type: GraphEdgeType = "relates_to"
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models.fields import (
     Category,
+    Content,
     DomainName,
     Importance,
     Label,
@@ -24,6 +25,7 @@ from memoryd.models.fields import (
     UTCDateTime,
     check_validity,
 )
+from memoryd.models.rules import NotNull
 
 # Fields a change may clear with null; the others must have a value (tags [] and metadata {}
 # empty the two collections).
@@ -115,21 +117,23 @@ class MemoryPatch(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    content: str | None = Field(None, min_length=1, description="New content (re-embedded).")
+    # Fields that may not be cleared take no null (NotNull: the schema offers none either).
+    content: Annotated[Content | None, NotNull()] = Field(
+        None, description="New content (re-embedded).")
     summary: Summary | None = None
-    node_type: NodeType | None = None
+    node_type: Annotated[NodeType | None, NotNull()] = None
     category: Category | None = None
     subcategory: Category | None = None
-    tags: Tags | None = None
+    tags: Annotated[Tags | None, NotNull()] = None
     source: Source | None = None
-    scope: Scope | None = None
-    importance: Importance | None = None
+    scope: Annotated[Scope | None, NotNull()] = None
+    importance: Annotated[Importance | None, NotNull()] = None
     severity: Severity | None = None
     valid_from: UTCDateTime | None = None
     valid_until: UTCDateTime | None = None
     superseded_by: str | None = None
-    tier: Tier | None = None
-    metadata: Metadata | None = None
+    tier: Annotated[Tier | None, NotNull()] = None
+    metadata: Annotated[Metadata | None, NotNull()] = None
 
     @model_validator(mode="after")
     def _nulls(self) -> MemoryPatch:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,6 +21,7 @@ from memoryd.models.fields import (
     UTCDateTime,
 )
 from memoryd.models.memory import Memory
+from memoryd.models.text import NOT_BLANK, Matches
 
 
 class SearchFilters(BaseModel):
@@ -32,7 +33,8 @@ class SearchFilters(BaseModel):
                                         "window: 1h, 24h, 7d, 30d, 90d or all.")
     since: UTCDateTime | None = Field(None, description="Only memories created at or after.")
     until: UTCDateTime | None = Field(None, description="Only memories created at or before.")
-    node_types: list[NodeType] | None = Field(None, description="Only these node types.")
+    node_types: list[NodeType] | None = Field(None, max_length=64,
+                                              description="Only these node types.")
     categories: list[Category] | None = Field(None, max_length=64,
                                               description="Only these categories.")
     tags: Tags | None = Field(None, description="Only memories with these tags.")
@@ -41,16 +43,18 @@ class SearchFilters(BaseModel):
     scope: Scope | None = None
     agent_id: Label | None = Field(None, description="Only memories stored by this agent.")
     session_id: Label | None = Field(None, description="Only memories of this session.")
-    tiers: list[Tier] | None = Field(None, description="Only these tiers (hot, warm, cold).")
+    tiers: list[Tier] | None = Field(None, max_length=3,
+                                     description="Only these tiers (hot, warm, cold).")
     domains: DomainNames | None = Field(None, description="Only memories in any of these "
                                         "domains.")
-    speaker: Label | None = Field(None, description="Only memories said by this party: user "
-                                  "(or human, me), assistant (or ai, bot, agent, model), or a "
-                                  "name, case-insensitive; a name also finds fuller and "
-                                  "shorter ones ('caroline' finds 'Caroline Smith' and "
-                                  "'Caroline Smith' finds 'Caroline'). A memory's speaker is "
-                                  "its metadata's speaker, role or author, else a 'Name:' "
-                                  "prefix of its content.")
+    speaker: Annotated[Label, Matches(NOT_BLANK, "speaker must name someone")] | None = Field(
+        None, description=(
+            "Only memories said by this party: user (or human, me), assistant (or ai, bot, "
+            "agent, model), or a name, case-insensitive; a name also finds fuller and shorter "
+            "ones ('caroline' finds 'Caroline Smith' and 'Caroline Smith' finds 'Caroline'). "
+            "A memory's speaker is its metadata's speaker, role or author, else a 'Name:' "
+            "prefix of its content."
+        ))
     include_superseded: bool = Field(False, description="Also memories that were superseded "
                                      "or expired.")
     as_of: UTCDateTime | None = Field(None, description="Time travel: only memories recorded by "
@@ -63,8 +67,6 @@ class SearchFilters(BaseModel):
     def _range(self) -> SearchFilters:
         if self.since and self.until and self.since > self.until:
             raise ValueError("since must not be after until")
-        if self.speaker is not None and not self.speaker.strip():
-            raise ValueError("speaker must name someone")
         return self
 
     def time_bounds(self, now: datetime) -> tuple[datetime | None, datetime | None]:

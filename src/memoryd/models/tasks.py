@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from memoryd.models.fields import Metadata, Scope, Strict
+from memoryd.models.text import NOT_BLANK, Matches
 from memoryd.models.memory import IngestResult
 from memoryd.models.waits import WaitInfo
 
@@ -28,11 +29,14 @@ MAX_STEPS = 100
 MESSAGE_CHARS = 20_000
 
 TaskName = Annotated[str, Field(min_length=1, max_length=TASK_NAME_CHARS,
-                                description="A short name of the task.")]
-StepText = Annotated[str, Field(min_length=1, max_length=STEP_CHARS)]
+                                description="A short name of the task."),
+                     Matches(NOT_BLANK, "the name needs some text")]
+StepText = Annotated[str, Field(min_length=1, max_length=STEP_CHARS),
+                     Matches(NOT_BLANK, "a step must say something")]
 TaskIdText = Annotated[str, Field(min_length=1, max_length=64, description="The task's id.")]
 MessageText = Annotated[str, Field(min_length=1, max_length=MESSAGE_CHARS,
-                                   description="What happened, in a sentence or a few.")]
+                                   description="What happened, in a sentence or a few."),
+                        Matches(NOT_BLANK, "is blank: say what was done or learned")]
 
 
 class PlanStep(BaseModel):

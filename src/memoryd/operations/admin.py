@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,7 +11,9 @@ from memoryd import __version__
 from memoryd.errors import MemorydError
 from memoryd.ledger import BrokenLink, LedgerEntry
 from memoryd.models import ApiKey, ConsolidationReport, GcReport
-from memoryd.models.fields import DomainNames
+from memoryd.keys import AGENT_ID_PATTERN, LABEL_PATTERN, LABEL_RULE
+from memoryd.models.fields import DomainNames, Scope
+from memoryd.models.text import Matches
 from memoryd.operations.registry import Caller, NoInput, Strict, operation
 
 if TYPE_CHECKING:
@@ -151,14 +153,15 @@ class KeyList(BaseModel):
 
 
 class KeyCreateInput(Strict):
-    label: str = Field(min_length=1, max_length=128)
-    scopes: list[Literal["read", "write", "admin"]] = Field(default=["read", "write"], min_length=1)
-    memory_scope: str | None = Field(
+    label: Annotated[str, Matches(LABEL_PATTERN, LABEL_RULE)] = Field(max_length=128)
+    scopes: list[Literal["read", "write", "admin"]] = Field(default=["read", "write"], min_length=1,
+                                                            max_length=3)
+    memory_scope: Scope | None = Field(
         None, description="Bind the key to 'user' or 'project:<name>'."
     )
-    agent_id: str | None = Field(
-        None, min_length=1, max_length=256, description="Bind the key to an agent."
-    )
+    agent_id: Annotated[str, Matches(AGENT_ID_PATTERN, "agent_id must be 1-256 printable "
+                                     "ASCII characters without blanks around them")] | None = (
+        Field(None, max_length=256, description="Bind the key to an agent."))
     domains: DomainNames | None = Field(
         None, description="Limit the key to memories in these domains (e.g. ['home'])."
     )

@@ -13,9 +13,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import NodeType, Strict
+from memoryd.models.fields import QueryText
+from memoryd.models.rules import Rules
 from memoryd.operations.memories import IngestInput, IngestOutput, smart_ingest
 from memoryd.operations.registry import Caller, operation
 from memoryd.operations.search import SearchInput, SearchItem, SearchOutput
@@ -38,7 +40,7 @@ def memory_path(memory_id: str) -> str:
 class MemorySearchInput(Strict):
     """Arguments of memory_search (OpenClaw)."""
 
-    query: str = Field(min_length=1, max_length=4096, description="What to look for.")
+    query: QueryText = Field(description="What to look for.")
     maxResults: int = Field(6, ge=1, le=50, description="How many results at most.")
     minScore: float = Field(0.0, ge=0.0, le=1.0,
                             description="Drop results with a relevance score below this (0..1).")
@@ -68,7 +70,8 @@ class MemorySearchOutput(BaseModel):
 
 
 @operation("memory_search", title="Search memory (OpenClaw)", input=MemorySearchInput,
-           output=MemorySearchOutput, scope="read", idempotent=True, tools=("memory_search",))
+           output=MemorySearchOutput, scope="read", idempotent=True, tools=("memory_search",),
+           unscreened=("query",))
 def memory_search(engine: Engine, data: MemorySearchInput, caller: Caller) -> MemorySearchOutput:
     """Search long-term memory; each result is a memory shown as a file path with a snippet.
     Read the whole memory with memory_get."""
@@ -119,8 +122,13 @@ def memory_get_path(engine: Engine, data: MemoryGetInput, caller: Caller) -> Mem
     return MemoryGetOutput(path=data.path, text=text)
 
 
+_ONE_OF = Rules(exactly_one=("memoryId", "query"), message="give memoryId or query")
+
+
 class MemoryForgetInput(Strict):
     """Arguments of memory_forget (OpenClaw, memory-lancedb)."""
+
+    model_config = ConfigDict(json_schema_extra=_ONE_OF.schema)
 
     memoryId: str | None = Field(None, min_length=1, max_length=300,
                                  description="The memory to delete (an id or memoryd/<id>.md).")
@@ -129,8 +137,7 @@ class MemoryForgetInput(Strict):
 
     @model_validator(mode="after")
     def _one(self) -> MemoryForgetInput:
-        if (self.memoryId is None) == (self.query is None):
-            raise ValueError("give memoryId or query")
+        _ONE_OF.check(self)
         return self
 
 
@@ -150,7 +157,7 @@ class MemoryForgetOutput(BaseModel):
 
 @operation("memory_forget", title="Forget a memory (OpenClaw)", input=MemoryForgetInput,
            output=MemoryForgetOutput, scope="write", destructive=True,
-           tools=("memory_forget",))
+           tools=("memory_forget",), unscreened=("query",))
 def memory_forget(engine: Engine, data: MemoryForgetInput, caller: Caller) -> MemoryForgetOutput:
     """Delete a memory by id, or the single memory that clearly matches a query (otherwise the
     closest ones are listed and nothing is deleted)."""
@@ -175,8 +182,10 @@ class VestigeSearchInput(SearchInput):
                                          description="Drop vector matches less similar than this.")
     min_retention: float | None = Field(None, ge=0.0, le=1.0,
                                         description="Drop memories retained less than this.")
-    include_types: list[NodeType] | None = Field(None, description="Same as node_types.")
-    exclude_types: list[NodeType] | None = Field(None, description="Leave out these types.")
+    include_types: list[NodeType] | None = Field(None, max_length=64,
+                                                 description="Same as node_types.")
+    exclude_types: list[NodeType] | None = Field(None, max_length=64,
+                                                 description="Leave out these types.")
     token_budget: int | None = Field(None, ge=50, le=100_000,
                                      description="Cut the results to about this many tokens.")
     context_topics: list[str] | None = Field(None, max_length=20,
@@ -186,7 +195,8 @@ class VestigeSearchInput(SearchInput):
 
 
 @operation("vestige_search", title="Search memories (Vestige names)", input=VestigeSearchInput,
-           output=SearchOutput, scope="read", idempotent=True)
+           output=SearchOutput, scope="read", idempotent=True,
+           unscreened=("query", "context_topics"))
 def vestige_search(engine: Engine, data: VestigeSearchInput, caller: Caller) -> SearchOutput:
     """Search long-term memory by meaning and keywords; accepts Vestige's argument names too."""
     query = " ".join([data.query, *(data.context_topics or [])])

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Annotated, TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.keys import KeyScope
 from memoryd.models import Domain, DomainProposal, DomainsReport, Strict
 from memoryd.models.fields import DomainName
+from memoryd.models.rules import Rules, When
 from memoryd.operations.registry import Caller, NoInput, operation
 
 if TYPE_CHECKING:
@@ -174,8 +175,18 @@ _READS = ("list", "show", "proposals")
 _NEEDS_ID = ("show", "rename", "split", "accept", "reject")
 
 
+_TOOL_NEEDS = Rules(when=(
+    *(When("action", (a,), f"{a} needs id", needs=("id",)) for a in _NEEDS_ID),
+    When("action", ("rename",), "rename needs name", needs=("name",)),
+    When("action", ("merge",), "merge needs ids", needs=("ids",)),
+    When("action", ("threshold",), "threshold needs threshold", needs=("threshold",)),
+))
+
+
 class ToolDomainsInput(Strict):
     """Arguments of domains."""
+
+    model_config = ConfigDict(json_schema_extra=_TOOL_NEEDS.schema)
 
     action: Literal["list", "show", "proposals", "discover", "rename", "merge", "split",
                     "accept", "reject", "threshold"] = Field(
@@ -190,10 +201,7 @@ class ToolDomainsInput(Strict):
 
     @model_validator(mode="after")
     def _needs(self) -> ToolDomainsInput:
-        for action, field in [*((a, "id") for a in _NEEDS_ID), ("rename", "name"),
-                              ("merge", "ids"), ("threshold", "threshold")]:
-            if self.action == action and getattr(self, field) is None:
-                raise ValueError(f"{action} needs {field}")
+        _TOOL_NEEDS.check(self)
         return self
 
 

@@ -16,10 +16,11 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.cognition.extraction import Message
-from memoryd.models import IngestResult, Intention, NodeType, Timeframe
+from memoryd.models import IngestResult, Intention, NodeType, Scope, Timeframe
+from memoryd.models.rules import Rules
 from memoryd.operations.registry import Caller, Strict, operation
 from memoryd.retrieval.context import label_of, relative_time
 
@@ -29,8 +30,13 @@ if TYPE_CHECKING:
 
 
 # --- recall -------------------------------------------------------------------------
+_TEXT = Rules(at_least_one=("query", "prompt"), mode="text", message="give prompt or query")
+
+
 class RecallInput(Strict):
     """Arguments of recall: the prompt (or a query) and how much room the block may take."""
+
+    model_config = ConfigDict(json_schema_extra=_TEXT.schema)
 
     prompt: str | None = Field(None, max_length=200_000, description="The user's message.")
     query: str | None = Field(
@@ -44,9 +50,9 @@ class RecallInput(Strict):
         None, ge=50, le=100_000, description="Max tokens of the block."
     )
     max_items: int | None = Field(None, ge=1, le=50)
-    scope: str | None = None
+    scope: Scope | None = None
     timeframe: Timeframe | None = None
-    node_types: list[NodeType] | None = None
+    node_types: list[NodeType] | None = Field(None, max_length=64)
     min_score: float | None = Field(
         None, ge=0.0, le=1.0,
         description="Leave out memories less likely relevant than this (0-1); default: the "
@@ -55,8 +61,7 @@ class RecallInput(Strict):
 
     @model_validator(mode="after")
     def _text(self) -> RecallInput:
-        if not ((self.query and self.query.strip()) or (self.prompt and self.prompt.strip())):
-            raise ValueError("give prompt or query")
+        _TEXT.check(self)
         return self
 
     def text(self) -> str:
@@ -98,6 +103,7 @@ class RecallOutput(BaseModel):
     scope="read",
     read_only=True,
     tools=("recall",),
+    unscreened=("prompt", "query"),
 )
 def recall(engine: Engine, data: RecallInput, caller: Caller) -> RecallOutput:
     """The memories relevant to a prompt, formatted as a <system_memory> block ready to put in a
@@ -140,7 +146,7 @@ class CaptureInput(Strict):
     messages: list[Message] = Field(max_length=5000)
     session_key: str = Field(min_length=1, max_length=256)
     agent_id: str | None = Field(None, max_length=256)
-    scope: str | None = None
+    scope: Scope | None = None
 
 
 class FlushInput(Strict):
@@ -149,7 +155,7 @@ class FlushInput(Strict):
     messages: list[Message] = Field(max_length=5000)
     session_key: str | None = Field(None, min_length=1, max_length=256)
     agent_id: str | None = Field(None, max_length=256)
-    scope: str | None = None
+    scope: Scope | None = None
 
 
 class Skipped(BaseModel):
@@ -196,6 +202,7 @@ class CaptureOutput(BaseModel):
     output=CaptureOutput,
     scope="write",
     idempotent=True,
+    unscreened=("messages",),
 )
 def capture(engine: Engine, data: CaptureInput, caller: Caller) -> CaptureOutput:
     """Store what a finished turn taught. Re-sending the whole transcript is safe: only messages
@@ -213,6 +220,7 @@ def capture(engine: Engine, data: CaptureInput, caller: Caller) -> CaptureOutput
     output=CaptureOutput,
     scope="write",
     idempotent=True,
+    unscreened=("messages",),
 )
 def flush(engine: Engine, data: FlushInput, caller: Caller) -> CaptureOutput:
     """Store what the messages about to be compacted taught (skipping what the session already

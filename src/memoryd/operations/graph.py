@@ -5,12 +5,13 @@ kg_ping; REST under /api/v1/graph/."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.graph.model import GraphEdgeType
 from memoryd.models import UTCDateTime
+from memoryd.models.fields import QueryText
 from memoryd.models.knowledge import (
     ArchiveReport,
     CoreRead,
@@ -21,14 +22,26 @@ from memoryd.models.knowledge import (
     GraphHit,
     GraphPing,
     GraphWriteResult,
+    NodeId,
     NodeSpec,
     RecallResult,
 )
+from memoryd.models.rules import Rules
+from memoryd.models.text import BLANK_CLASS, Matches
 from memoryd.operations.registry import Caller, Strict, operation
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
 
+# A project as given: an absolute directory (or ~/...), or a name (project:name) of letters,
+# digits, '.', '_', '-' and '/'. Blanks around it are forgiven.
+PROJECT_PATTERN = (f"^[{BLANK_CLASS}]*" + r"(?:[/~][\s\S]*|(?:project:)?[A-Za-z0-9_.\-/]{1,128}"
+                   + f"[{BLANK_CLASS}]*)$")
+ProjectRef = Annotated[str, Matches(PROJECT_PATTERN, "project must be an absolute directory or a "
+                                    "name of letters, digits, '.', '_', '-' and '/'")]
+# The core's header (its scopes, the counts) alone takes up to ~60 tokens with a long project
+# name: a smaller budget could not hold it.
+MIN_CORE_BUDGET = 100
 Project = Field(None, max_length=4096, description=(
     "The project: its root directory (absolute path; its graph file is "
     "<root>/.knowledge/graph.json) or its name. Unset: the user graph only (for a key bound "
@@ -49,9 +62,9 @@ class _Conflicts(BaseModel):
 class KgReadInput(Strict):
     """Arguments of kg_read."""
 
-    project: str | None = Project
-    budget: int | None = Field(None, ge=16, le=200_000, description="Tokens at most (default "
-                               "5000, counted with the cl100k tokenizer).")
+    project: ProjectRef | None = Project
+    budget: int | None = Field(None, ge=MIN_CORE_BUDGET, le=200_000, description="Tokens at "
+                               "most (default 5000, counted with the cl100k tokenizer).")
     as_of: UTCDateTime | None = Field(None, description="Time travel: the graphs as they were "
                                       "recorded at this moment.")
     files: list[str] = Field(default_factory=list, max_length=200, description="Files being "
@@ -79,10 +92,16 @@ def kg_read(engine: Engine, data: KgReadInput, caller: Caller) -> KgReadOutput:
 
 
 # --- kg_write / kg_link / kg_import -----------------------------------------------------
+_SOMETHING = Rules(at_least_one=("nodes", "edges", "remove_edges"), mode="filled",
+                   message="nothing to write: give nodes, edges or remove_edges")
+
+
 class KgWriteInput(Strict):
     """Arguments of kg_write."""
 
-    project: str | None = Project
+    model_config = ConfigDict(json_schema_extra=_SOMETHING.schema)
+
+    project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = GraphChoice
     nodes: list[NodeSpec] = Field(default_factory=list, max_length=200, description="Nodes to "
                                   "add, or to change by id (only the fields given change).")
@@ -93,6 +112,7 @@ class KgWriteInput(Strict):
     def _once_each(self) -> KgWriteInput:
         """Each node id and edge once: a second mention would silently override the first,
         and an edge both added and removed would end up as it was before, or not."""
+        _SOMETHING.check(self)
         _once([n.id for n in self.nodes if n.id is not None], "nodes", lambda i: f"id {i!r}")
         added = [(e.source, e.type, e.target) for e in self.edges]
         removed = [(e.source, e.type, e.target) for e in self.remove_edges]
@@ -145,10 +165,10 @@ def kg_write(engine: Engine, data: KgWriteInput, caller: Caller) -> KgWriteOutpu
 class KgLinkInput(Strict):
     """Arguments of kg_link."""
 
-    project: str | None = Project
+    project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = GraphChoice
-    source: str = Field(min_length=1, max_length=64, description="The node the edge starts at.")
-    target: str = Field(min_length=1, max_length=64, description="The node it points to.")
+    source: NodeId = Field(description="The node the edge starts at.")
+    target: NodeId = Field(description="The node it points to.")
     type: GraphEdgeType = "relates_to"
     weight: float = Field(0.5, ge=0.0, le=1.0)
     remove: bool = Field(False, description="Remove this edge instead.")
@@ -167,13 +187,13 @@ def kg_link(engine: Engine, data: KgLinkInput, caller: Caller) -> KgWriteOutput:
 class KgImportInput(Strict):
     """Arguments of kg_import."""
 
-    project: str | None = Project
+    project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = GraphChoice
     text: str = Field(min_length=1, description="The text of a graph file (graph.json).")
 
 
 @operation("kg_import", title="Import a graph file", input=KgImportInput, output=KgWriteOutput,
-           scope="write")
+           scope="write", unscreened=("text",))
 def kg_import(engine: Engine, data: KgImportInput, caller: Caller) -> KgWriteOutput:
     """Merge a graph file's text into one graph: new nodes and edges are added, a node on both
     sides keeps the newer `updated` (the other is reported as a conflict), nothing is removed.
@@ -186,8 +206,8 @@ def kg_import(engine: Engine, data: KgImportInput, caller: Caller) -> KgWriteOut
 class KgSearchInput(Strict):
     """Arguments of kg_search."""
 
-    query: str = Field(min_length=1, max_length=4096, description="What to look for.")
-    project: str | None = Project
+    query: QueryText = Field(description="What to look for.")
+    project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = Field(None, description="Only this graph.")
     limit: int = Field(10, ge=1, le=100)
     include_archived: bool = Field(True, description="Archived nodes too (recall them to use).")
@@ -210,7 +230,7 @@ class KgSearchOutput(BaseModel):
 
 @operation("kg_search", title="Search the knowledge graphs", input=KgSearchInput,
            output=KgSearchOutput, scope="read", read_only=True, idempotent=True,
-           tools=("kg_search",))
+           tools=("kg_search",), unscreened=("query",))
 def kg_search(engine: Engine, data: KgSearchInput, caller: Caller) -> KgSearchOutput:
     """Search the nodes of the user and project graphs by meaning and keywords (hybrid
     search), archived nodes included: what did not fit the core is still found here."""
@@ -223,7 +243,7 @@ class KgRecallInput(Strict):
     """Arguments of kg_recall."""
 
     id: str = Field(min_length=1, max_length=256, description="The node's id (or its memory id).")
-    project: str | None = Project
+    project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = GraphChoice
 
 
@@ -246,7 +266,7 @@ def kg_recall(engine: Engine, data: KgRecallInput, caller: Caller) -> KgRecallOu
 class KgArchiveInput(Strict):
     """Arguments of kg_archive."""
 
-    project: str | None = Project
+    project: ProjectRef | None = Project
     dry_run: bool = Field(True, description="Only list what would happen (the default).")
     budget: int | None = Field(None, ge=16, le=200_000, description="The core's budget.")
     remove_orphans: bool = Field(False, description="Also remove the orphans listed (nodes "
@@ -283,7 +303,7 @@ class KgSyncInput(Strict):
     """Arguments of kg_sync."""
 
     since: int = Field(0, ge=0, description="The `seq` (or `next`) of your last read or sync.")
-    project: str | None = Project
+    project: ProjectRef | None = Project
     limit: int = Field(200, ge=1, le=1000)
 
 
@@ -311,7 +331,7 @@ def kg_sync(engine: Engine, data: KgSyncInput, caller: Caller) -> KgSyncOutput:
 class KgProjectInput(Strict):
     """Arguments naming a project."""
 
-    project: str | None = Project
+    project: ProjectRef | None = Project
 
 
 class KgPingOutput(GraphPing):
@@ -334,7 +354,7 @@ def kg_ping(engine: Engine, data: KgProjectInput, caller: Caller) -> KgPingOutpu
 class KgExportInput(Strict):
     """Arguments of kg_export."""
 
-    project: str | None = Project
+    project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = GraphChoice
 
 

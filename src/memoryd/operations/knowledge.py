@@ -4,11 +4,11 @@ the daily journal."""
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from memoryd.dates import parse_day, parse_tz
+from memoryd.dates import DAY_PATTERN, TZ_PATTERN, parse_day, parse_tz
 from memoryd.models import (
     CodebaseContext,
     Intention,
@@ -17,6 +17,9 @@ from memoryd.models import (
     Neighbourhood,
     Priority,
 )
+from memoryd.models.fields import CodebaseName, UTCDateTime
+from memoryd.models.rules import Rules, When
+from memoryd.models.text import Matches
 from memoryd.operations.registry import Caller, MemoryId, Strict, operation
 
 if TYPE_CHECKING:
@@ -24,13 +27,21 @@ if TYPE_CHECKING:
 
 
 # --- codebase -----------------------------------------------------------------------
+_CODEBASE = Rules(mode="text", when=(
+    When("action", ("remember_pattern",), "remember_pattern needs name and description",
+         needs=("name", "description")),
+    When("action", ("remember_decision",), "remember_decision needs decision",
+         needs=("decision",)),
+))
+
+
 class CodebaseInput(Strict):
     """Arguments of the codebase tool."""
 
+    model_config = ConfigDict(json_schema_extra=_CODEBASE.schema)
+
     action: Literal["remember_pattern", "remember_decision", "get_context"]
-    codebase: str = Field(
-        min_length=1, max_length=128, description="The codebase (repository) name."
-    )
+    codebase: CodebaseName = Field(description="The codebase (repository) name.")
     name: str | None = Field(None, max_length=200, description="Pattern name (remember_pattern).")
     description: str | None = Field(None, max_length=20_000, description="Pattern description.")
     decision: str | None = Field(
@@ -43,10 +54,7 @@ class CodebaseInput(Strict):
 
     @model_validator(mode="after")
     def _needs(self) -> CodebaseInput:
-        if self.action == "remember_pattern" and not (self.name and self.description):
-            raise ValueError("remember_pattern needs name and description")
-        if self.action == "remember_decision" and not self.decision:
-            raise ValueError("remember_decision needs decision")
+        _CODEBASE.check(self)
         return self
 
 
@@ -100,8 +108,21 @@ class IntentionCheckContext(Strict):
     event: str | None = None
 
 
+_INTENTION = Rules(mode="text", when=(
+    When("action", ("set",), "set needs description and trigger",
+         needs=("description", "trigger")),
+    When("action", ("update",), "update needs id and status complete, snooze or cancel",
+         needs=("id",), choices=(("status", ("complete", "snooze", "cancel")),)),
+    When("action", ("list",), "status must be one of active, all, cancelled, completed, fired, "
+         "snoozed", choices=(("status", (None, "active", "all", "cancelled", "completed",
+                                         "fired", "snoozed")),)),
+))
+
+
 class IntentionInput(Strict):
     """Arguments of the intention tool."""
+
+    model_config = ConfigDict(json_schema_extra=_INTENTION.schema)
 
     action: Literal["set", "check", "update", "list"]
     description: str | None = Field(None, max_length=4000, description="What to do (set).")
@@ -111,7 +132,7 @@ class IntentionInput(Strict):
         "file_pattern, topic} | {type: event, event}.",
     )
     priority: Priority = "normal"
-    deadline: datetime | None = None
+    deadline: UTCDateTime | None = None
     id: str | None = Field(None, max_length=256, description="The intention (update).")
     status: str | None = Field(
         None,
@@ -125,13 +146,7 @@ class IntentionInput(Strict):
 
     @model_validator(mode="after")
     def _needs(self) -> IntentionInput:
-        if self.action == "set" and not (self.description and self.trigger):
-            raise ValueError("set needs description and trigger")
-        if self.action == "update":
-            if not self.id:
-                raise ValueError("update needs id")
-            if self.status not in ("complete", "snooze", "cancel"):
-                raise ValueError("update needs status complete, snooze or cancel")
+        _INTENTION.check(self)
         return self
 
 
@@ -217,11 +232,11 @@ def explore(engine: Engine, data: ExploreInput, caller: Caller) -> ExploreOutput
 class JournalInput(Strict):
     """Arguments of the journal operation."""
 
-    day: str = Field(
+    day: Annotated[str, Matches(DAY_PATTERN, "day must be a date as YYYY-MM-DD")] = Field(
         description="The day as YYYY-MM-DD, midnight to midnight in ``tz``.",
-        examples=["2024-05-17"],
+        examples=["2024-05-17"], json_schema_extra={"format": "date"},
     )
-    tz: str | None = Field(
+    tz: Annotated[str, Matches(TZ_PATTERN, "tz must be an IANA time zone name")] | None = Field(
         None, max_length=64,
         description="IANA time zone of the day, e.g. Europe/Berlin (default: the server's).",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.errors import InvalidInput
 from memoryd.keys import KeyScope
@@ -21,6 +21,7 @@ from memoryd.models import (
 )
 from memoryd.models.derive import pick
 from memoryd.models.fields import Category, Content, Importance, StrictValidity, Summary, Tags
+from memoryd.models.rules import Rules, When
 from memoryd.operations.registry import Caller, MemoryId, operation
 from memoryd.operations.search import FilterFields
 
@@ -39,9 +40,13 @@ class IngestItem(IngestFields):  # type: ignore[valid-type,misc]
     content: Content
 
 
+_ONE_OF = Rules(exactly_one=("content", "items"))
+
+
 class IngestInput(IngestFields):  # type: ignore[valid-type,misc]
     """Arguments of smart_ingest: one ``content`` or up to 50 ``items``."""
 
+    model_config = ConfigDict(json_schema_extra=_ONE_OF.schema)
     content: Content | None = None
     items: list[IngestItem] | None = Field(
         None, min_length=1, max_length=50, description="A batch (instead of content)."
@@ -51,8 +56,7 @@ class IngestInput(IngestFields):  # type: ignore[valid-type,misc]
 
     @model_validator(mode="after")
     def _one_of(self) -> IngestInput:
-        if (self.content is None) == (self.items is None):
-            raise ValueError("give either content or items, not both or neither")
+        _ONE_OF.check(self)
         return self
 
 
@@ -102,7 +106,8 @@ def smart_ingest(engine: Engine, data: IngestInput, caller: Caller) -> IngestOut
         exclude={"content", "items", "force_create", "allow_secrets"}, exclude_none=True
     )
     if data.items is not None:
-        items = [{**shared, **item.model_dump(exclude_unset=True)} for item in data.items]
+        items = [{**shared, **item.model_dump(exclude_unset=True, exclude_none=True)}
+                 for item in data.items]
     else:
         items = [{**shared, "content": data.content}]
     results = engine.ingest_many(
@@ -116,14 +121,25 @@ _EDIT_FIELDS = ["content", "summary", "node_type", "category", "tags", "importan
                 "severity", "metadata"]
 
 
+_EDIT = Rules(when=(When("action", ("edit",), "edit needs at least one of "
+                         + ", ".join(_EDIT_FIELDS), any_of=tuple(_EDIT_FIELDS)),))
+
+
 class MemoryActionInput(pick(MemoryPatch, _EDIT_FIELDS, name="MemoryEdit")):  # type: ignore[misc]
     """Arguments of the memory tool."""
+
+    model_config = ConfigDict(json_schema_extra=_EDIT.schema)
 
     action: Literal[
         "get", "delete", "state", "promote", "demote", "edit", "history", "versions", "purge"
     ]
     id: str = MemoryId
     reason: str | None = Field(None, max_length=2000, description="Why (promote, demote).")
+
+    @model_validator(mode="after")
+    def _edit(self) -> MemoryActionInput:
+        _EDIT.check(self)
+        return self
 
     def changes(self) -> dict[str, Any]:
         return self.model_dump(exclude={"action", "id", "reason"}, exclude_none=True)
@@ -327,9 +343,19 @@ _UPDATE_FIELDS = ["content", "summary", "node_type", "category", "subcategory", 
 class MemoryUpdateInput(pick(MemoryPatch, _UPDATE_FIELDS, name="MemoryChanges",  # type: ignore[misc]
                              base=StrictValidity)):
     """Changes to a memory: fields left out stay as they are; null clears a field that may be
-    empty and is refused for one that may not."""
+    empty and is refused for one that may not. At least one field must be given."""
+
+    # The id comes in the REST path, so a body needs one property and the whole input two.
+    model_config = ConfigDict(json_schema_extra=lambda s: s.__setitem__(
+        "minProperties", 2 if "id" in s.get("properties", {}) else 1))
 
     id: str = MemoryId
+
+    @model_validator(mode="after")
+    def _some(self) -> MemoryUpdateInput:
+        if not self.model_fields_set - {"id"}:
+            raise ValueError("nothing to update: pass at least one field")
+        return self
 
 
 @operation(

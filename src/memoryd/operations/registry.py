@@ -21,10 +21,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, get_args, get_origin
 
 from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import to_json
 
 from memoryd.errors import Forbidden, InvalidInput, validation_message
 from memoryd.keys import KeyScope, grants
 from memoryd.models import ApiKey, Strict, check_domain_name
+from memoryd.operations.arguments import check_arguments
+from memoryd.operations.integers import whole_numbers
+from memoryd.operations.screening import screened
 from memoryd.operations.timings import TIMINGS
 
 if TYPE_CHECKING:  # the engine (and numpy) load on first use: `memoryd mcp` starts faster
@@ -75,8 +79,8 @@ class Caller:
         a key limited to domains cannot look in others by default."""
         if key.agent_id and agent_header and agent_header != key.agent_id:
             raise Forbidden(
-                f"this key is bound to agent {key.agent_id!r}; X-Agent-Id {agent_header!r} "
-                "is not allowed"
+                f"this key is bound to agent {key.agent_id!r}; another X-Agent-Id is not "
+                "allowed"
             )
         defaults = domain_names(domain_header)
         outside = sorted(set(defaults or ()) - set(key.domains or defaults or ()))
@@ -151,27 +155,40 @@ class Operation:
     idempotent: bool = False
     tools: tuple[str, ...] = ()  # MCP tool names (first is canonical); () = not a tool
     bound_ok: bool = True  # usable by keys bound to a scope/agent
+    # Fields not screened for secrets here (memoryd.operations.screening says which and why).
+    unscreened: tuple[str, ...] = ()
 
     def needed_scope(self, data: BaseModel) -> KeyScope:
         return self.scope(data) if callable(self.scope) else self.scope
 
     def parse(self, arguments: BaseModel | Mapping[str, Any] | None) -> BaseModel:
         """Validate raw arguments into the input model; InvalidInput names the bad fields."""
-        if isinstance(arguments, self.input):
-            _check_text(arguments.model_dump(), "")
-            return arguments
-        if isinstance(arguments, BaseModel):
-            arguments = arguments.model_dump(exclude_unset=True)
-        data = dict(arguments or {})
-        _check_text(data, "")
         try:
-            return self.input.model_validate(_decode_json_strings(self.input, data))
+            return self.validate(arguments)
         except ValidationError as exc:
             raise InvalidInput(validation_message(exc)) from exc
 
+    def validate(self, arguments: BaseModel | Mapping[str, Any] | None) -> BaseModel:
+        """The input model of raw arguments, read as JSON is read (strictly: ``true`` is not a
+        number, ``0`` not a date, ``"5"`` not an integer). InvalidInput for text with NUL or
+        invalid Unicode and for numbers no store can hold (:mod:`.arguments`); pydantic's
+        ValidationError for the rest, so that a face can say where each error is."""
+        if isinstance(arguments, self.input):
+            check_arguments(arguments)
+            return arguments
+        if isinstance(arguments, BaseModel):
+            arguments = arguments.model_dump(exclude_unset=True)
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise InvalidInput("input: must be an object of named arguments")
+        data = _decode_json_strings(self.input, dict(arguments or {}))
+        check_arguments(data)
+        data = whole_numbers(self.input, data)  # 5.0 is an integer in JSON
+        return self.input.model_validate_json(to_json(data), strict=True)
+
     def run(self, engine: Engine, arguments: Any, caller: Caller) -> BaseModel:
-        """Parse, authorise and call the handler with the engine acting for the caller (the
-        call's duration is recorded in :data:`~memoryd.operations.timings.TIMINGS`)."""
+        """Parse, authorise, screen for secrets and call the handler with the engine acting for
+        the caller (the call's duration is recorded in
+        :data:`~memoryd.operations.timings.TIMINGS`)."""
         data = self.parse(arguments)
         caller.require(self.needed_scope(data))
         if caller.bound and not self.bound_ok:
@@ -179,6 +196,7 @@ class Operation:
                             "domains")
         started = time.perf_counter()
         try:
+            data = screened(data, self.unscreened, engine)  # redacted text may break a rule
             return self.handler(engine.acting_as(caller.actor(), caller.access()), data, caller)
         except ValidationError as exc:  # a model built from the input inside the handler
             raise InvalidInput(validation_message(exc)) from exc
@@ -252,22 +270,6 @@ def as_text(result: BaseModel) -> str:
     if callable(render):
         return render()
     return result.model_dump_json(indent=2, exclude_none=True)
-
-
-def _check_text(value: Any, where: str) -> None:
-    """Reject strings that are not valid Unicode (lone surrogates from JSON escapes)."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInput(f"{where or 'input'}: text is not valid Unicode") from None
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            _check_text(key, where)
-            _check_text(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            _check_text(item, f"{where}.{i}" if where else str(i))
 
 
 def _decode_json_strings(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from memoryd.models import FILTER_NAMES, Memory, SearchFilters, SearchHit, Timeframe
+from memoryd.models.fields import QueryText
 from memoryd.operations.registry import Caller, Strict, operation
 from memoryd.retrieval.context import render_items
 
@@ -122,7 +123,7 @@ class SearchOutput(BaseModel):
 class SearchInput(FilterFields):
     """Arguments of search."""
 
-    query: str = Field(min_length=1, max_length=4096, description=(
+    query: QueryText = Field(description=(
         "What to look for, in plain words. A period it names ('last week', 'in May'), a speaker "
         "it asks about ('what did the user say about...') and a request for advice ('can you "
         "recommend...': the user's preferences) break close calls in the ranking."))
@@ -150,6 +151,7 @@ class SearchInput(FilterFields):
     output=SearchOutput,
     scope="read",
     idempotent=True,
+    unscreened=("query",),
 )
 def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
     """Search long-term memory by meaning and keywords (hybrid BM25 + vector search ranked by
@@ -173,7 +175,7 @@ def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
 class MemoryRecallInput(Strict):
     """Arguments of memory_recall (the AgentOS / OpenClaw memory tool)."""
 
-    query: str = Field(min_length=1, max_length=4096, description="What to search for.")
+    query: QueryText = Field(description="What to search for.")
     timeframe: Timeframe = Field("all", description="1h, 24h, 7d, 30d, 90d or all.")
     category: str | None = Field(
         None, max_length=128, description="Filter: a category or node type; 'system.*' globs."
@@ -190,6 +192,7 @@ class MemoryRecallInput(Strict):
     read_only=True,
     idempotent=True,
     tools=("memory_recall",),
+    unscreened=("query",),
 )
 def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> SearchOutput:
     """Search memory for past events, diagnoses, decisions, errors and preferences, optionally

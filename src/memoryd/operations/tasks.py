@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import (
     MessageKind,
@@ -15,6 +15,7 @@ from memoryd.models import (
     TaskOutcome,
     TaskReport,
 )
+from memoryd.models.rules import Rules
 from memoryd.models.tasks import MessageText, StepText, TaskIdText
 from memoryd.operations.registry import Caller, Strict, operation
 
@@ -68,8 +69,14 @@ def task_register(engine: Engine, data: TaskFields, caller: Caller) -> TaskAnswe
     return _answer(engine.get_task(task.id))
 
 
+_SOME = Rules(at_least_one=("message", "step_done", "add_steps", "status"), mode="filled",
+              message="nothing to update: give message, step_done, add_steps or status")
+
+
 class TaskUpdateInput(Strict):
     """Arguments of task_update: at least one of message, step_done, add_steps, status."""
+
+    model_config = ConfigDict(json_schema_extra=_SOME.schema)
 
     id: TaskIdText
     message: MessageText | None = None
@@ -79,6 +86,11 @@ class TaskUpdateInput(Strict):
     add_steps: list[StepText] = Field(default_factory=list, max_length=100,
                                       description="Steps to append to the plan.")
     status: Literal["active", "paused"] | None = Field(None, description="Pause or resume.")
+
+    @model_validator(mode="after")
+    def _some(self) -> TaskUpdateInput:
+        _SOME.check(self)
+        return self
 
 
 @operation(

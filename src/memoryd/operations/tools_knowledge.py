@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import Intention, Strict
-from memoryd.models.fields import Label
+from memoryd.models.fields import CodebaseName, Label, UTCDateTime
+from memoryd.models.rules import Rules, When
 from memoryd.models.intentions import MAX_MINUTES, Priority
 from memoryd.operations.knowledge import CodebaseInput
 from memoryd.operations.registry import Caller, operation
@@ -33,12 +34,21 @@ class ToolCodebaseOutput(BaseModel):
         return text + "".join(f"\nDue: {d}" for d in self.due)
 
 
+_CODEBASE = Rules(mode="text", when=(
+    When("action", ("remember_pattern",), "remember_pattern needs name and text",
+         needs=("name", "text")),
+    When("action", ("remember_decision",), "remember_decision needs text", needs=("text",)),
+))
+
+
 class ToolCodebaseInput(Strict):
     """Arguments of codebase."""
 
+    model_config = ConfigDict(json_schema_extra=_CODEBASE.schema)
+
     action: Literal["remember_pattern", "remember_decision", "get_context"] = Field(
         description="What to do.")
-    codebase: Label = Field(min_length=1, description="The repository's name.")
+    codebase: CodebaseName = Field(description="The repository's name.")
     text: str | None = Field(None, max_length=20_000,
                              description="The pattern's description, or the decision.")
     name: str | None = Field(None, max_length=200, description="remember_pattern: its name.")
@@ -46,6 +56,11 @@ class ToolCodebaseInput(Strict):
     alternatives: list[str] = Field(default_factory=list, max_length=50,
                                     description="Options considered (decisions).")
     files: list[str] = Field(default_factory=list, max_length=200, description="Files concerned.")
+
+    @model_validator(mode="after")
+    def _needs(self) -> ToolCodebaseInput:
+        _CODEBASE.check(self)
+        return self
 
     def rich(self) -> CodebaseInput:
         """The full codebase arguments these stand for."""
@@ -79,13 +94,23 @@ def tool_codebase(engine: Engine, data: ToolCodebaseInput,
                               due=[i.description for i in context.intentions])
 
 
+_TRIGGERS = ("at", "in_minutes", "codebase", "file_pattern", "topic", "event")
+_INTENTION = Rules(mode="text", when=(
+    When("action", ("set",), "set needs a description and one of at, in_minutes, codebase, "
+         "file_pattern, topic or event", needs=("description",), any_of=_TRIGGERS),
+    When("action", ("update",), "update needs id and status", needs=("id", "status")),
+))
+
+
 class ToolIntentionInput(Strict):
     """Arguments of intention."""
+
+    model_config = ConfigDict(json_schema_extra=_INTENTION.schema)
 
     action: Literal["set", "check", "update", "list"] = Field(
         description="set one; check what is due or fits the work at hand; update one; list.")
     description: str | None = Field(None, max_length=4000, description="set: what to do.")
-    at: datetime | None = Field(None, description="set: when.")
+    at: UTCDateTime | None = Field(None, description="set: when.")
     in_minutes: float | None = Field(None, gt=0, le=MAX_MINUTES, description="set: in minutes.")
     codebase: Label | None = Field(None, description="set/check: the codebase.")
     file_pattern: Label | None = Field(None, description="set: a glob, e.g. src/**/*.py.")
@@ -100,11 +125,7 @@ class ToolIntentionInput(Strict):
 
     @model_validator(mode="after")
     def _needs(self) -> ToolIntentionInput:
-        if self.action == "set" and not self.description:
-            raise ValueError("set needs a description and one of at, in_minutes, codebase, "
-                             "file_pattern, topic or event")
-        if self.action == "update" and not (self.id and self.status):
-            raise ValueError("update needs id and status")
+        _INTENTION.check(self)
         return self
 
     def trigger(self) -> dict[str, Any]:

@@ -7,11 +7,11 @@ the caller's scopes and bindings applied like everywhere else.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from memoryd.dates import parse_day, parse_tz
+from memoryd.dates import DAY_PATTERN, TZ_PATTERN, parse_day, parse_tz
 from memoryd.models import Edge, EdgeType, UTCDateTime
 from memoryd.models.views import (
     CallerView,
@@ -24,7 +24,8 @@ from memoryd.models.views import (
     RetentionCurve,
     Timeline,
 )
-from memoryd.operations.graph import GraphChoice, Project
+from memoryd.models.text import Matches
+from memoryd.operations.graph import GraphChoice, Project, ProjectRef
 from memoryd.operations.registry import Caller, MemoryId, NoInput, Strict, operation
 from memoryd.operations.search import FilterFields
 from memoryd.operations.timings import TIMINGS
@@ -56,8 +57,10 @@ class TimelineInput(Strict):
     """Arguments of timeline."""
 
     days: int = Field(30, ge=1, le=366, description="How many days, up to today.")
-    tz: str = Field("UTC", max_length=64, description="IANA time zone the days are in.")
-    day: str | None = Field(None, description="List this day's changes too (YYYY-MM-DD).")
+    tz: Annotated[str, Matches(TZ_PATTERN, "tz must be an IANA time zone name")] = Field(
+        "UTC", max_length=64, description="IANA time zone the days are in.")
+    day: Annotated[str, Matches(DAY_PATTERN, "day must be a date as YYYY-MM-DD")] | None = Field(
+        None, description="List this day's changes too (YYYY-MM-DD).")
     limit: int = Field(200, ge=1, le=1000, description="Changes of the day listed at most.")
 
     @field_validator("tz")
@@ -123,7 +126,7 @@ def memory_graph(engine: Engine, data: MemoryGraphInput, caller: Caller) -> Memo
 class KgGraphInput(Strict):
     """Arguments of kg_graph."""
 
-    project: str | None = Project
+    project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = GraphChoice
     as_of: UTCDateTime | None = Field(None, description="Time travel: the graph as recorded "
                                       "at this moment.")
@@ -178,7 +181,7 @@ class KgNodeInput(Strict):
 
     id: str = Field(min_length=1, max_length=256, description="The node's id (or its memory "
                     "id).")
-    project: str | None = Project
+    project: ProjectRef | None = Project
     graph: Literal["user", "project"] | None = GraphChoice
 
 

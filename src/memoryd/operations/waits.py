@@ -4,11 +4,13 @@ caller's memory scope and agent, and a bound key sees only the waits of its scop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import WaitInfo, WaitState
+from memoryd.models.rules import Rules
+from memoryd.models.text import BLANK_CLASS, NOT_BLANK, Matches
 from memoryd.models.tasks import TaskIdText
 from memoryd.operations.registry import Caller, Strict, operation
 
@@ -16,6 +18,12 @@ if TYPE_CHECKING:
     from memoryd.engine import Engine
 
 WaitId = Field(min_length=1, max_length=64, description="The wait's id (w_...).")
+# A target's kind (memoryd.waits.targets checks the rest): a path, kind:..., or screen.
+_TARGET_RULE = ("target must be an absolute path or KIND:..., KIND one of file (an absolute "
+                "path), tmux, pty, pid, command, window, screen, http(s) (other URL schemes "
+                "are refused)")
+TARGET_PATTERN = (f"^[{BLANK_CLASS}]*(?:/|file:[/~]|(?:tmux|pty|pid|command|window|https?):"
+                  f"|screen:?[{BLANK_CLASS}]*$)")
 
 
 class WakeRoute(Strict):
@@ -26,17 +34,52 @@ class WakeRoute(Strict):
                                     description="openclaw: the session to wake.")
 
 
+_CRITERIA = Rules(at_least_one=("regex", "contains", "status", "exit_code", "condition", "exits"),
+                  mode="filled", message="criteria says nothing to wait for")
+
+
+def _criteria_schema(schema: dict[str, Any]) -> None:
+    _CRITERIA.schema(schema)  # exits counts only when true:
+    for option in schema["allOf"][-1]["anyOf"]:
+        if option.get("required") == ["exits"]:
+            option["properties"]["exits"] = {"const": True}
+
+
+class CriteriaSpec(Strict):
+    """What ends a wait, as an object (memoryd.waits.criteria checks the rest: a regex that
+    compiles, a kind the target has)."""
+
+    model_config = ConfigDict(json_schema_extra=_criteria_schema)
+
+    regex: str | None = Field(None, min_length=1, description="A new line matches it.")
+    contains: str | None = Field(None, min_length=1, description="A new line contains it.")
+    status: int | None = Field(None, ge=100, le=599, description="http: this status.")
+    exit_code: int | None = Field(None, description="The process exits with it.")
+    exits: bool | None = Field(None, description="The process exits.")
+    ignore_case: bool | None = None
+    condition: str | None = Field(None, min_length=1, description="window/screen: what the "
+                                  "vision model must see.")
+
+    @model_validator(mode="after")
+    def _something(self) -> CriteriaSpec:
+        if not (self.regex or self.contains or self.status is not None
+                or self.exit_code is not None or self.condition or self.exits):
+            raise ValueError("criteria says nothing to wait for")
+        return self
+
+
 class SmartWaitInput(Strict):
     """Arguments of smart_wait."""
 
-    target: str = Field(
+    target: Annotated[str, Matches(TARGET_PATTERN, _TARGET_RULE)] = Field(
         min_length=1, max_length=2000,
         description="file:/abs/path | tmux:SESSION:WINDOW.PANE | pid:N | http(s)://URL | "
                     "window:TITLE or window:0xID | screen | command:CMD / pty:CMD (if enabled).")
-    criteria: str | dict[str, Any] = Field(
+    criteria: Annotated[str, Matches(NOT_BLANK, "criteria is empty")] | CriteriaSpec = Field(
         description='Text to find ("BUILD OK"), a regex ("/ERROR|FAILED/"), "exit" / "exit:0", '
                     '"status:200", or an object {regex|contains|status|exit_code|condition}.')
-    timeout_s: float = Field(description="Give up after this many seconds (1 s to 7 days).")
+    timeout_s: float = Field(ge=1.0, le=7 * 24 * 3600.0,
+                             description="Give up after this many seconds (1 s to 7 days).")
     task_id: TaskIdText | None = Field(None, description="The task this wait belongs to.")
     wake: WakeRoute | None = Field(None, description="Wake the agent when it ends.")
 
@@ -60,7 +103,9 @@ def smart_wait(engine: Engine, data: SmartWaitInput, caller: Caller) -> WaitOutp
     block_s=...) to long-poll, or pass wake to be woken when it resolves or times out. Only
     new output counts (never text already there or an echoed command line)."""
     wake = data.wake.model_dump(exclude_none=True) if data.wake is not None else None
-    job = engine.smart_wait(data.target, data.criteria, data.timeout_s, task_id=data.task_id,
+    criteria = (data.criteria if isinstance(data.criteria, str)
+                else data.criteria.model_dump(exclude_none=True))
+    job = engine.smart_wait(data.target, criteria, data.timeout_s, task_id=data.task_id,
                             wake=wake)
     return WaitOutput.model_validate(dict(job))
 

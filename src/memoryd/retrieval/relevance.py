@@ -1,32 +1,27 @@
-"""Fusion and calibration in one step: the probability that a candidate is relevant.
+"""The ranking of one query's candidates: a logistic model over readings of each candidate.
 
-Every candidate of a hybrid search (found by the keyword side, the vector side or both)
-is described by five numbers that mean the same thing on any corpus:
+Every candidate of a hybrid search (found by the keyword side, the vector side or both) is
+described by readings that mean the same thing on any corpus:
 
+- ``keyword_rr``, ``vector_rr``: its reciprocal rank ``k / (k + rank)`` on each side (0 where
+  that side did not find it);
 - ``cosine``: its cosine similarity to the query (the embedding model's own scale);
-- ``cosine_gap``: ``cosine`` minus the best cosine among this query's candidates (<= 0):
-  how far below this query's best vector match it sits;
+- ``cosine_gap``: ``cosine`` minus the best cosine among this query's candidates (<= 0);
 - ``coverage``: the idf-weighted share of the query's terms it contains (0 to 1);
 - ``saturation``: its BM25 score over that of an average memory holding each query term
   once (0 to 1): how strongly, not just whether, the terms occur;
-- ``keyword_lead``: ``saturation`` times its BM25 score over the best among the candidates
-  (0 to 1): how close to this query's best keyword match it is, counted only as far as the
-  match is strong in absolute terms (the best of a weak list does not get full marks).
+- ``keyword_lead``: ``saturation`` times its BM25 score over the best among the candidates.
 
 A memory that is a conditional standing instruction ("Always X when I ask about Y") carries
 one more reading, ``topic_cosine``: the cosine of the query to the topic Y
-(:mod:`memoryd.retrieval.instructions`); it is 0 for every other memory, so they are scored by
-the five alone.
+(:mod:`memoryd.retrieval.instructions`); it is 0 for every other memory.
 
-A logistic model maps them to ``P(relevant)``. Ranking by that probability *is* the
-fusion: unlike rank fusion (RRF), it keeps how strongly each side matched, so a memory
-that holds every rare word of the query outranks vague semantic neighbours on data where
-words decide (names, dates, chit-chat), while paraphrases with no shared word still rank
-by meaning. The same probability is the hit's ``score``: comparable across queries and
-stores, so ``min_score`` and the recall threshold mean "likely relevant".
-
-The coefficients in :data:`DEFAULT_MODEL` are fitted on BEAM (see the comment there);
-``python -m bench.recall.ranking --refit`` fits them again and prints the constants.
+A logistic model maps the readings to ``P(relevant)``, the hit's ``fused_score``: it orders
+the candidates, and the near-tie reorder and the query cues work in its log-odds. As shipped
+(:data:`DEFAULT_MODEL`) only the two reciprocal ranks weigh, alike: rank fusion, which held on
+BEAM, REALTALK and agent memories where models weighing how strongly each side matched did not
+(``python -m bench.recall.across``, bench/results/recall_sets.md). The hit's ``score`` is a
+separate model, the answer score of :mod:`memoryd.retrieval.answer`.
 
     >>> first = CandidateFeatures(cosine=0.4, cosine_gap=0.0, coverage=1.0, saturation=1.0,
     ...     keyword_lead=1.0, keyword_rr=reciprocal_rank(1, 10), vector_rr=reciprocal_rank(1, 10))
@@ -229,7 +224,7 @@ def below_best_direct(plain: Sequence[float], lifted: Sequence[float], gap: floa
 
     An instruction that applies to the query ("Always give dates as MM/DD/YYYY when I ask
     about scheduling") belongs next to the answer, not in place of it: lifted above the best
-    direct hit it would cost hit@1 on every question its topic covers (bench/recall/instructions.py).
+    direct hit it would cost hit@1 on every question its topic covers.
     ``gap`` is the room a later near-tie reorder has (the search path's cognitive margin plus
     its query cues), so that reorder cannot carry it past either. A candidate that was already
     first on its own evidence (``plain``) keeps its place.
@@ -237,8 +232,8 @@ def below_best_direct(plain: Sequence[float], lifted: Sequence[float], gap: floa
     direct = [p for p, q in zip(plain, lifted) if q <= p]
     if len(direct) == len(lifted) or not direct:
         return list(lifted)
-    # 1e-9: strictly below, and still so once mapped to a probability.
-    ceiling = max(direct) - max(gap, 1e-9)
+    # 1e-9: strictly below, and still so once mapped to a probability and lifted by ``gap``.
+    ceiling = max(direct) - gap - 1e-9
     return [q if q <= p else max(p, min(q, ceiling)) for p, q in zip(plain, lifted)]
 
 
@@ -257,8 +252,9 @@ def _sigmoid(z: float) -> float:
 #: ranks hold on all three. Only the intercept and the common weight are fitted
 #: (``python -m bench.recall.across --refit``, all three data sets weighing alike), so that
 #: the value is a probability on which the near-tie reorder and the query cues work in
-#: log-odds. The instruction constants were fitted on BEAM with the earlier ranking
-#: (bench/recall/instructions.py) and are kept: they change nothing for memories that state
-#: no conditional instruction.
+#: log-odds. The instruction constants were fitted on BEAM with the earlier ranking and are
+#: kept: re-checked through Engine.search on this ranking they gain BEAM hit@5 8/0 against
+#: weight 0 and lose nothing anywhere; only BEAM holds such instructions, so no other data
+#: set can choose between values (bench/results/recall_engine.md).
 DEFAULT_MODEL = RelevanceModel(intercept=-6.5709, weights=(0.0, 0.0, 0.0, 0.0, 0.0, 3.3387, 3.3387),
                                instruction_weight=3.8648, instruction_floor=0.1, rank_k=10.0)

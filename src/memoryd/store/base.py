@@ -1,6 +1,9 @@
 """The store contract: what every backend (SQLite, PostgreSQL) must do.
 
-The engine talks to storage only through this class. A backend keeps memories,
+The engine talks to storage only through this class and the parts it is composed of
+(:mod:`memoryd.store.parts`): ``store.work``, ``store.domains``, ``store.graph_files``,
+``store.keys``, ``store.bookkeeping`` and ``store.transfer``, each built over the store's
+database handle (:class:`memoryd.store.database.Database`). A backend keeps memories,
 their vectors, a keyword index, scheduling state and a change history consistent
 with each other: every write method is one transaction, records one history entry
 per memory it touches, appends the matching entry to the hash-chained audit ledger
@@ -14,31 +17,26 @@ lengths) is kept in the same transaction as every memory write and counted once,
 
 The policy (which fields a change may set, what history records, what a purge scrubs) is
 written once in :mod:`memoryd.store.policy` and the filters once in
-:mod:`memoryd.store.filters`; a backend supplies SQL for the ``_`` hooks below. Every error
-its database driver raises (``driver_errors``) reaches callers as :class:`StoreError`.
+:mod:`memoryd.store.filters`; history, edges and the keyword side are read the same way on
+every backend (:mod:`memoryd.store.history`, :mod:`memoryd.store.edges`,
+:mod:`memoryd.store.keywords`); a backend supplies SQL for the ``_`` hooks below. Every
+error its database driver raises (``driver_errors``) reaches callers as :class:`StoreError`.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
+from datetime import datetime, timezone
 from collections.abc import Sequence
-from typing import Any, Callable, ClassVar, Iterator, Literal
+from typing import Any, ClassVar, Iterator, Literal
 
 import numpy as np
 
-from memoryd.errors import MemorydError, StoreError
 from memoryd.ledger import LedgerEntry
 from memoryd.models import (
-    ApiKey,
     Edge,
     HistoryEntry,
-    Intention,
     KeywordHit,
     Memory,
     SchedulingState,
@@ -49,31 +47,47 @@ from memoryd.models import (
 from memoryd.retrieval import bm25
 from memoryd.retrieval.bm25 import KeywordPool
 from memoryd.retrieval.tokens import query_terms
-from memoryd.store import policy
-from memoryd.store.contracts import Assignment, DomainTables, GraphFileTables, WorkTables
-from memoryd.store.filters import LIST_ORDERS
+from memoryd.store import edges as edge_sql
+from memoryd.store import history as history_sql
+from memoryd.store import keywords, policy
+from memoryd.store import memories as memory_sql
+from memoryd.store.api_keys import ApiKeys
+from memoryd.store.bookkeeping import Bookkeeping
+from memoryd.store.change import Actor
+from memoryd.store.database import Database
+from memoryd.store.domains import Assignment, AssignStatement, Domains
+from memoryd.store.filters import LIST_ORDERS, where
+from memoryd.store.graph_files import GraphFiles
 from memoryd.store.terms import CandidateQuery
+from memoryd.store.transfer import Transfer
+from memoryd.store.translate import _translating
+from memoryd.store.work import Work
 
 __all__ = ["Actor", "Assignment", "KeywordHit", "KeywordPool", "ListOrder", "Store", "VectorHit"]
 
 ListOrder = Literal["created_desc", "created_asc", "updated_desc"]
 
 
-@dataclass(frozen=True)
-class Actor:
-    """Who makes a change: recorded in the history of every mutation."""
-
-    name: str | None = None  # e.g. "key:<label>", "cli", "import"
-    agent_id: str | None = None
-    key_label: str | None = None  # the API key the change came through, if any
-
-
-class Store(GraphFileTables, WorkTables, DomainTables, ABC):
-    """A memoryd store. Implementations: SQLiteStore, PostgresStore. The contract of graph
-    files, task memory, wait jobs and domains is in :mod:`memoryd.store.contracts`."""
+class Store(ABC):
+    """A memoryd store: its core (memories, vectors, search, history, edges) and its parts.
+    Implementations: SQLiteStore, PostgresStore."""
 
     url: str
     backend: str
+    #: The database, shared by declaration with every part of the store.
+    db: Database
+    #: Tasks, their messages, wait jobs and intentions (:mod:`memoryd.store.work`).
+    work: Work
+    #: Domains, the threshold, assignments and proposals (:mod:`memoryd.store.domains`).
+    domains: Domains
+    #: The mirrored knowledge-graph files (:mod:`memoryd.store.graph_files`).
+    graph_files: GraphFiles
+    #: API key records (:mod:`memoryd.store.api_keys`).
+    keys: ApiKeys
+    #: Watermarks and reports (:mod:`memoryd.store.bookkeeping`).
+    bookkeeping: Bookkeeping
+    #: Export, import, backup and restore (:mod:`memoryd.store.transfer`).
+    transfer: Transfer
     #: The database driver's base error classes, mapped to StoreError on every contract call.
     driver_errors: ClassVar[tuple[type[BaseException], ...]] = ()
 
@@ -86,6 +100,17 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
             if method is not None and not getattr(method, "__translated__", False):
                 setattr(cls, name, _translating(method, cls.driver_errors))
 
+    def __init__(self, db: Database, *, assign: AssignStatement, transfer: Transfer) -> None:
+        """Compose the store over ``db``: every part shares it (and its transactions)."""
+        self.db = db
+        self.url = db.url
+        self.work = Work(db)
+        self.domains = Domains(db, assign)
+        self.graph_files = GraphFiles(db)
+        self.keys = ApiKeys(db)
+        self.bookkeeping = Bookkeeping(db)
+        self.transfer = transfer
+
     # --- lifecycle -------------------------------------------------------
     @abstractmethod
     def close(self) -> None:
@@ -95,27 +120,24 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
     def health(self) -> dict[str, Any]:
         """A cheap check that the store answers; raises StoreError when unusable."""
 
-    @abstractmethod
     def transaction(self) -> AbstractContextManager[None]:
         """Group several write calls into one transaction: all of them or none.
 
-        Write methods called inside join it; nesting is allowed.
+        Write methods called inside join it, those of the store's parts too; nesting is
+        allowed.
         """
+        return self.db.transaction()
 
     # --- embedding model bookkeeping ------------------------------------
-    @abstractmethod
-    def _meta(self, key: str) -> str | None:
-        """A value of the store's meta table (None when unset)."""
-
     @property
     def embedding_model(self) -> str | None:
         """The model id that made this store's vectors (None while it has none)."""
-        return self._meta("embedding_model")
+        return self.db.meta("embedding_model")
 
     @property
     def embedding_dims(self) -> int | None:
         """The dimension of this store's vectors."""
-        value = self._meta("embedding_dims")
+        value = self.db.meta("embedding_dims")
         return int(value) if value else None
 
     @abstractmethod
@@ -188,13 +210,13 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         """Overwrite the vectors of existing memories (re-embedding), one transaction."""
 
     # --- reads -----------------------------------------------------------
-    @abstractmethod
     def get(self, memory_id: str) -> Memory | None:
         """One memory by id, or None."""
+        return memory_sql.by_id(self.db, memory_id)
 
-    @abstractmethod
     def get_many(self, memory_ids: list[str]) -> dict[str, Memory]:
         """Memories by id (missing ids are left out)."""
+        return memory_sql.by_ids(self.db, memory_ids)
 
     def list(
         self,
@@ -206,21 +228,16 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         order: ListOrder = "created_desc",
     ) -> list[Memory]:
         """Memories matching the filters, paged."""
-        return self._select(filters, now, f"ORDER BY {LIST_ORDERS[order]}", [limit, offset])
+        return memory_sql.matching(self.db, filters, now, f"ORDER BY {LIST_ORDERS[order]}",
+                                   [limit, offset])
 
-    @abstractmethod
-    def _select(self, filters: SearchFilters, now: datetime, tail: str,
-                tail_params: list[Any]) -> list[Memory]:
-        """Memories passing the filters, with ``tail`` (ORDER BY ... plus ``LIMIT {mark}
-        OFFSET {mark}``) appended; the backend adds the LIMIT/OFFSET marks."""
-
-    @abstractmethod
     def matching_ids(self, memory_ids: list[str], filters: SearchFilters, *, now: datetime) -> set[str]:
         """Which of the given memories pass the filters."""
+        return memory_sql.matching_ids(self.db, memory_ids, filters, now)
 
-    @abstractmethod
     def count(self, filters: SearchFilters | None = None, *, now: datetime | None = None) -> int:
         """How many memories match (all when no filters)."""
+        return memory_sql.count(self.db, filters, now or datetime.now(timezone.utc))
 
     # --- keyword index: memoryd's own BM25 (memoryd.store.terms) ---------
     def keyword_candidates(
@@ -240,40 +257,27 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         formula (:func:`memoryd.retrieval.bm25.bm25_scores`); each candidate carries its
         length and its count of each query term.
         """
-        distinct = list(dict.fromkeys(t for t in terms if t))
-        stats = self._corpus_stats(distinct)
+        distinct = keywords.term_list(terms)
+        stats = keywords.corpus_stats(self.db, distinct)
         if not distinct or limit <= 0 or stats.documents == 0:
             return KeywordPool(stats, [])
         query = CandidateQuery.of(distinct, stats, k1, b)
-        return KeywordPool(stats, self._keyword_candidates(query, filters, now, limit))
+        clause, params = where(filters, now, self.db.dialect)
+        return KeywordPool(stats, keywords.candidates(self.db, query, clause, params, limit))
 
     def corpus_stats(self, terms: Sequence[str]) -> bm25.CorpusStats:
         """N, the average length and the df of each of ``terms`` (as the keyword side reads them)."""
-        return self._corpus_stats(list(dict.fromkeys(t for t in terms if t)))
-
-    @abstractmethod
-    def _corpus_stats(self, terms: list[str]) -> bm25.CorpusStats:
-        """N, average length and the df of each term (:func:`memoryd.store.terms.corpus_stats`)."""
-
-    @abstractmethod
-    def _keyword_candidates(self, query: CandidateQuery, filters: SearchFilters, now: datetime,
-                            limit: int) -> list[bm25.Candidate]:
-        """Run :func:`memoryd.store.terms.candidates_sql`: a first pass over the best
-        ``FIRST_PASS``, and every match when the filters leave fewer than ``limit``."""
+        return keywords.corpus_stats(self.db, keywords.term_list(terms))
 
     def term_counts(self, memory_ids: Sequence[str], terms: Sequence[str]) -> list[bm25.Candidate]:
         """The given memories' length and counts of ``terms`` (e.g. for vector candidates), in
         the order given (missing ids are left out); the statistics come from :meth:`corpus_stats`."""
-        distinct = list(dict.fromkeys(t for t in terms if t))
+        distinct = keywords.term_list(terms)
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return []
-        found = {c.memory_id: c for c in self._term_frequencies(ids, distinct)}
+        found = {c.memory_id: c for c in keywords.frequencies(self.db, ids, distinct)}
         return [found[i] for i in ids if i in found]
-
-    @abstractmethod
-    def _term_frequencies(self, memory_ids: list[str], terms: list[str]) -> list[bm25.Candidate]:
-        """Run :func:`memoryd.store.terms.frequencies_sql` (in chunks)."""
 
     def keyword_search(
         self, text: str, filters: SearchFilters, *, now: datetime, limit: int,
@@ -317,35 +321,35 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the given memories."""
 
-    @abstractmethod
     def iter_memories(self, batch_size: int = 500) -> Iterator[Memory]:
         """Every memory, oldest first (export, re-embedding, consolidation)."""
+        return memory_sql.every(self.db, batch_size)
 
-    @abstractmethod
     def history(self, memory_id: str) -> list[HistoryEntry]:
         """Every recorded change of one memory, oldest first."""
+        return history_sql.of_memory(self.db, memory_id)
 
-    @abstractmethod
     def changes_since(self, seq: int, limit: int = 1000) -> list[HistoryEntry]:
         """History entries with a sequence number above ``seq``, in order."""
+        return history_sql.since(self.db, seq, limit)
 
-    @abstractmethod
     def changes_between(self, start: datetime, end: datetime, limit: int = 10_000) -> list[HistoryEntry]:
         """History entries recorded at or after ``start`` and before ``end``, in order."""
+        return history_sql.between(self.db, start, end, limit)
 
-    @abstractmethod
     def last_seq(self) -> int:
         """The newest change sequence number (0 while there is no history). Cheap: a cache
         asks it on every read whether anything changed since it was filled."""
+        return history_sql.last_seq(self.db)
 
     # --- audit ledger ----------------------------------------------------
-    @abstractmethod
     def ledger_entries(self, after: int = 0, limit: int = 1000) -> list[LedgerEntry]:
         """Ledger entries with a position above ``after``, in order (see memoryd.ledger)."""
+        return history_sql.ledger_page(self.db, after, limit)
 
-    @abstractmethod
     def ledger_head(self) -> LedgerEntry | None:
         """The newest ledger entry (None while the ledger is empty)."""
+        return history_sql.ledger_head(self.db)
 
     @abstractmethod
     def stats(self) -> StoreStats:
@@ -360,103 +364,28 @@ class Store(GraphFileTables, WorkTables, DomainTables, ABC):
         another process does, so two servers never consolidate the same store at once.
         """
 
-    @abstractmethod
-    def backup(self, path: Path) -> None:
-        """Write a consistent copy of the whole store to ``path`` while it stays online."""
-
-    @abstractmethod
-    def restore(self, path: Path, *, expect_model: str | None = None) -> None:
-        """Replace the store's contents with a backup made by :meth:`backup`.
-
-        Raises ModelMismatch, before changing anything, if the backup's vectors were
-        made by a model other than ``expect_model``.
-        """
-
-    # --- logical rows (migration between backends) ----------------------
-    @abstractmethod
-    def export_rows(self, table: str, *, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
-        """Rows of a logical table (memoryd.store.rows) after position ``after``, in order.
-
-        Each row carries ``_pos``, the position to pass as ``after`` for the next page.
-        """
-
-    @abstractmethod
-    def import_rows(self, table: str, rows: list[dict[str, Any]]) -> int:
-        """Insert rows exactly as exported (ids, seqs, timestamps kept), skipping rows whose
-        key exists; one transaction; records no history. Returns how many were inserted."""
-
-    @abstractmethod
-    def finish_import(self) -> None:
-        """Bring indexes up to date after import_rows (e.g. rebuild the vector index)."""
-
     # --- graph -----------------------------------------------------------
-    @abstractmethod
     def upsert_edges(self, edges: list[Edge]) -> None:
         """Insert edges, replacing (source, target, type) duplicates; one transaction."""
+        edge_sql.upsert(self.db, edges)
 
-    @abstractmethod
     def edges_of(self, memory_ids: list[str], *, now: datetime | None = None) -> list[Edge]:
         """Edges touching any of the memories (either direction); valid at ``now`` if given."""
+        return edge_sql.around(self.db, memory_ids, now)
 
-    @abstractmethod
     def expire_edge(self, source_id: str, target_id: str, edge_type: str, at: datetime) -> bool:
         """Set valid_until on one edge; False if there is no such edge."""
+        return edge_sql.expire(self.db, source_id, target_id, edge_type, at)
 
-    @abstractmethod
     def edges_from(self, filters: SearchFilters, *, now: datetime) -> list[Edge]:
         """Every edge (expired ones too) whose source memory passes the filters: one query
         for a whole graph, where :meth:`edges_of` would take one per few hundred ids."""
+        return edge_sql.from_matching(self.db, filters, now)
 
-    # --- intentions ------------------------------------------------------
-    @abstractmethod
-    def save_intention(self, intention: Intention) -> None:
-        """Insert or replace an intention."""
-
-    @abstractmethod
-    def get_intention(self, intention_id: str) -> Intention | None:
-        """One intention by id."""
-
-    @abstractmethod
-    def list_intentions(self, statuses: list[str] | None = None) -> list[Intention]:
-        """Intentions, optionally only those with the given statuses, by due time."""
-
-    # --- API keys --------------------------------------------------------
-    @abstractmethod
-    def save_key(self, key: ApiKey) -> None:
-        """Insert or replace an API key record."""
-
-    @abstractmethod
-    def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        """The key with this hash (revoked keys included: the caller checks)."""
-
-    @abstractmethod
-    def list_keys(self) -> list[ApiKey]:
-        """Every key record, oldest first."""
-
-    @abstractmethod
-    def touch_key(self, key_id: str, at: datetime) -> None:
-        """Record that a key was used."""
-
-    # --- sessions, watermarks, reports ----------------------------------
+    # --- sessions --------------------------------------------------------
     @abstractmethod
     def mark_accessed(self, session_id: str, memory_ids: list[str], at: datetime) -> set[str]:
         """Mark memories as retrieved in a session; return those not marked before."""
-
-    @abstractmethod
-    def get_watermark(self, key: str) -> int:
-        """A named counter (0 when unset), e.g. how many messages of a session were captured."""
-
-    @abstractmethod
-    def set_watermark(self, key: str, value: int) -> None:
-        """Set a named counter."""
-
-    @abstractmethod
-    def save_report(self, kind: str, body: dict[str, Any], at: datetime) -> int:
-        """Keep a report (e.g. of a consolidation run); returns its id."""
-
-    @abstractmethod
-    def list_reports(self, kind: str, limit: int = 20) -> list[dict[str, Any]]:
-        """The newest reports of a kind, newest first."""
 
 
 # Contract methods whose driver errors become StoreError (generators and context managers
@@ -465,33 +394,6 @@ _TRANSLATED = (
     "health", "set_embedding_model", "insert", "update", "update_states", "delete",
     "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_candidates",
     "corpus_stats", "term_counts", "keyword_search", "cosines", "vector_search", "vectors",
-    "history",
-    "changes_since", "changes_between", "last_seq",
-    "ledger_entries", "ledger_head", "stats", "backup", "restore", "export_rows",
-    "import_rows", "finish_import", "upsert_edges", "edges_of", "expire_edge", "edges_from", "graph_file",
-    "graph_files", "save_graph_file",
-    "save_intention", "get_intention", "list_intentions", "save_key", "key_by_hash",
-    "list_keys", "touch_key", "mark_accessed", "get_watermark", "set_watermark",
-    "save_report", "list_reports", "close", "save_task", "get_task", "list_tasks",
-    "add_task_message", "task_messages", "count_task_messages", "save_wait_job", "get_wait_job",
-    "list_wait_jobs", "list_domains", "save_domains", "domain_threshold",
-    "set_domain_threshold", "set_assignments", "save_proposals", "list_proposals",
-    "get_proposal",
+    "history", "changes_since", "changes_between", "last_seq", "ledger_entries", "ledger_head",
+    "stats", "upsert_edges", "edges_of", "expire_edge", "edges_from", "mark_accessed", "close",
 )
-
-
-def _translating(method: Callable[..., Any], errors: tuple[type[BaseException], ...]) -> Any:
-    """``method`` with the driver's errors re-raised as StoreError (memoryd's own pass)."""
-
-    @functools.wraps(method)
-    def call(self: Store, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except MemorydError:
-            raise
-        except errors as exc:
-            raise StoreError(f"the {self.backend} store failed: {exc}") from exc
-
-    assert not inspect.isgeneratorfunction(method)
-    call.__translated__ = True  # type: ignore[attr-defined]
-    return call

@@ -1,5 +1,7 @@
 """The write policy every backend follows, written once: what a change records in history,
-what a purge scrubs, which fields may change, and how a history row reads back.
+what a purge scrubs, which fields may change, how a history row reads back, and that no
+text holds NUL (U+0000), which PostgreSQL cannot store and SQLite would (:func:`refuse_nul`,
+applied to the arguments of every contract call, so both backends refuse it alike).
 
 The backends (``sqlite.py``, ``postgres.py``) supply SQL and call these functions, so a
 memory's history and ledger look the same whichever database holds it.
@@ -7,7 +9,9 @@ memory's history and ledger look the same whichever database holds it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
@@ -15,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from memoryd import ledger
-from memoryd.errors import StoreError
+from memoryd.errors import InvalidInput, StoreError
 from memoryd.models import HistoryEntry, Memory
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 
@@ -99,3 +103,23 @@ def history_entry(row: tuple[Any, ...], at: Callable[[Any], datetime | None],
     converters for the time and the details."""
     return HistoryEntry(seq=row[0], memory_id=row[1], operation=row[2], actor=row[3],
                         agent_id=row[4], at=at(row[5]), details=details(row[6]))
+
+
+def refuse_nul(arguments: Any) -> None:
+    """InvalidInput if any text in ``arguments`` (strings, mapping keys, lists, models and
+    dataclasses at any depth) holds NUL. The faces refuse it earlier, naming the field."""
+    stack = [arguments]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise InvalidInput("text must not contain the NUL character (U+0000)")
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif hasattr(item, "__pydantic_fields__"):
+            stack.extend(vars(item).values())
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))

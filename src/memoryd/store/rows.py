@@ -141,7 +141,21 @@ def _canonical(field: str, value: Any) -> Any:
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        return json.dumps(_json_numbers(value), sort_keys=True, ensure_ascii=False, default=str)
+    return value
+
+
+def _json_numbers(value: Any) -> Any:
+    """JSON numbers as their value, not their spelling: JSON does not tell 4e16 from
+    40000000000000000, and PostgreSQL's jsonb gives a float with no fraction back as an
+    integer (in its shortest decimal form: past 2^53 not the float's exact value)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        exact = abs(value) <= 2**53 and float(value).is_integer()
+        return int(value) if exact else repr(float(value))
+    if isinstance(value, dict):
+        return {k: _json_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_numbers(v) for v in value]
     return value
 
 

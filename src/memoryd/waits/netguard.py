@@ -32,9 +32,9 @@ def split_http_url(url: str) -> tuple[str, str, int]:
     except ValueError as exc:
         raise InvalidWait("target", f"URL does not parse: {exc}") from None
     if parts.scheme not in ("http", "https"):
-        raise TargetNotAllowed("target", f"scheme {parts.scheme!r} refused; only http and https")
+        raise TargetNotAllowed("target", "URL scheme refused; only http and https")
     if not parts.hostname:
-        raise InvalidWait("target", f"URL {url!r} has no host")
+        raise InvalidWait("target", "URL has no host")
     return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 

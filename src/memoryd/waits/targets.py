@@ -96,27 +96,30 @@ def parse_target(text: str) -> Target:
         return Target("screen", "", raw)
     scheme, sep, rest = raw.partition(":")
     if not sep:
-        raise InvalidWait("target", f"{raw!r} has no kind; use one of {', '.join(KINDS)}")
+        raise InvalidWait("target", f"has no kind; use one of {', '.join(KINDS)}")
     if scheme in ("http", "https"):
         return Target("http", raw, raw)
     parser = _PARSERS.get(scheme)
     if parser is None:
         raise InvalidWait(
-            "target", f"unknown kind {scheme!r} (URL schemes other than http/https are refused); "
+            "target", "unknown kind (URL schemes other than http/https are refused); "
             f"use one of {', '.join(KINDS)}")
     return Target(scheme, parser(rest), raw)
 
 
 def _file(rest: str) -> str:
-    path = Path(rest).expanduser()
+    try:
+        path = Path(rest).expanduser()
+    except RuntimeError:  # ~user of nobody
+        raise InvalidWait("target", "file path must be absolute") from None
     if not path.is_absolute():
-        raise InvalidWait("target", f"file path must be absolute, got {rest!r}")
+        raise InvalidWait("target", "file path must be absolute")
     return str(path)
 
 
 def _tmux(rest: str) -> str:
     if not _PANE.fullmatch(rest):
-        raise InvalidWait("target", f"tmux pane must look like SESSION:WINDOW.PANE or %ID, got {rest!r}")
+        raise InvalidWait("target", "tmux pane must look like SESSION:WINDOW.PANE or %ID")
     return rest
 
 
@@ -132,7 +135,7 @@ def _command(rest: str) -> str:
 
 def _pid(rest: str) -> str:
     if not rest.strip().isdigit() or int(rest) <= 0:
-        raise InvalidWait("target", f"pid must be a positive integer, got {rest!r}")
+        raise InvalidWait("target", "pid must be a positive integer")
     return str(int(rest))
 
 

@@ -44,7 +44,7 @@ def check_file_root(path: Path, policy: WaitPolicy, *, confined: bool = False) -
     resolved = path.resolve()
     if any(_denied(resolved, d) for d in policy.denied_paths) or \
             set(resolved.parts) & set(policy.denied_dirs):
-        raise TargetNotAllowed("target", f"{path} is one of memoryd's own files")
+        raise TargetNotAllowed("target", "the path is one of memoryd's own files")
     allowed = policy.confined_roots if confined else policy.allowed_roots
     if not allowed:
         raise TargetNotAllowed("target", "file waits are not available to a key bound to a "
@@ -53,7 +53,7 @@ def check_file_root(path: Path, policy: WaitPolicy, *, confined: bool = False) -
         if resolved.is_relative_to(Path(root).resolve()):
             return
     roots = ", ".join(str(r) for r in allowed)
-    raise TargetNotAllowed("target", f"{path} is outside the allowed roots ({roots})")
+    raise TargetNotAllowed("target", f"the path is outside the allowed roots ({roots})")
 
 
 def _check_fit(target: Target, criteria: Criteria, policy: WaitPolicy) -> None:

@@ -1,0 +1,3 @@
+from bench.flood.run import main
+
+main()

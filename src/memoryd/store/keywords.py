@@ -1,0 +1,53 @@
+"""The keyword side of search, read the same way on every backend: the corpus statistics,
+the BM25 candidates passing a filter, and the term counts of given memories, all from the
+term tables that :mod:`memoryd.store.terms` keeps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from memoryd.retrieval.bm25 import Candidate, CorpusStats
+from memoryd.store import terms
+
+if TYPE_CHECKING:
+    from memoryd.store.database import Database
+
+
+def corpus_stats(db: Database, words: list[str]) -> CorpusStats:
+    """N, the average length and the df of each term."""
+    with db.read() as conn:
+        return terms.corpus_stats(conn, db.mark, words)
+
+
+def candidates(db: Database, query: terms.CandidateQuery, where: str, params: list[Any],
+               limit: int) -> list[Candidate]:
+    """The best ``limit`` memories passing ``where`` by BM25: a first pass over the best
+    ``FIRST_PASS``, and every match when the filter leaves fewer than ``limit``."""
+    head = query.head_params()
+    with db.read() as conn:
+        rows = conn.execute(
+            terms.candidates_sql(query, where, db.mark, first_pass=True, collate=db.collate),
+            [*head, max(terms.FIRST_PASS, limit), *params, limit]).fetchall()
+        found = terms.candidates_from_rows(rows, scored=True)
+        if len(found) < limit:
+            # The filter removed too many of the best matches: rank every allowed one.
+            rows = conn.execute(
+                terms.candidates_sql(query, where, db.mark, first_pass=False, collate=db.collate),
+                [*head, *params, limit]).fetchall()
+            found = terms.candidates_from_rows(rows, scored=True)
+    return found
+
+
+def frequencies(db: Database, memory_ids: list[str], words: list[str]) -> list[Candidate]:
+    """The given memories' lengths and counts of ``words``."""
+    out: list[Candidate] = []
+    for chunk in db.chunks(memory_ids):
+        rows = db.rows(terms.frequencies_sql(words, chunk, db.mark), [*words, *chunk])
+        out.extend(terms.candidates_from_rows(rows, scored=False))
+    return out
+
+
+def term_list(words: Sequence[str]) -> list[str]:
+    """The distinct non-empty terms, in order."""
+    return list(dict.fromkeys(w for w in words if w))

@@ -1,0 +1,223 @@
+"""Vector search in the SQLite store: the ``memory_vectors`` table and the in-memory index
+that caches it (exact below ``hnsw_threshold`` vectors, an HNSW graph above).
+
+The index is caught up by change sequence number after every commit and before each
+search, so vectors written by another process become searchable too; an HNSW graph saved
+beside the file is reused (and repaired) on open when it matches the table. The store's
+core and its transfer part share one :class:`VectorCache`, handed to each when the store is
+built.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memoryd.errors import StoreError
+from memoryd.models import SearchFilters, VectorHit
+from memoryd.store.filters import where
+from memoryd.store.sqlite.database import SQLiteDatabase
+from memoryd.store.sqlite.vector_index import VectorIndex
+
+# Filtered vector search is exact when the filter allows at most this many rows.
+EXACT_FILTER_ROWS = 5_000
+
+
+class VectorCache:
+    """The in-memory vector index of an SQLite store, kept in step with its table."""
+
+    def __init__(self, db: SQLiteDatabase, *, hnsw_threshold: int = 20_000,
+                 ef_search: int = 128) -> None:
+        self.db = db
+        self.index: VectorIndex | None = None
+        self._lock = threading.Lock()
+        self._vector_seq = 0
+        self._hnsw_threshold = hnsw_threshold
+        self._ef_search = ef_search
+        self._graph_paused = False
+        db.on_commit(self._committed)
+
+    @property
+    def hnsw_path(self) -> Path:
+        """Where the HNSW graph is saved."""
+        return self.db.path.with_name(self.db.path.name + ".hnsw.usearch")
+
+    @property
+    def hnsw_meta_path(self) -> Path:
+        """What the saved graph holds (the vector seq and count it was saved at)."""
+        return self.db.path.with_name(self.db.path.name + ".hnsw.json")
+
+    def _committed(self, removed: list[int]) -> None:
+        if self.index is not None and removed:
+            self.index.remove(removed)
+        self.sync()
+
+    def _dims(self) -> int | None:
+        value = self.db.meta("embedding_dims")
+        return int(value) if value else None
+
+    def open(self) -> None:
+        """Load the index of the store's vectors (when it has a model)."""
+        dims = self._dims()
+        if dims:
+            self.load(dims)
+
+    def load(self, dims: int) -> None:
+        """Rebuild the in-memory index from the table; reuse (and repair) a saved graph."""
+        with self._lock:
+            self.index = VectorIndex(dims, hnsw_threshold=self._hnsw_threshold,
+                                     ef_search=self._ef_search)
+            self._vector_seq = 0
+        self.sync(build_graph=False)
+        saved = self._read_hnsw_meta()
+        reused = False
+        if saved is not None and isinstance(saved.get("vector_seq"), int):
+            # Vectors written after the graph was saved (by any process, or before a crash).
+            changed = [r[0] for r in self.db.rows(
+                "SELECT memory_rowid FROM memory_vectors WHERE seq > ?", (saved["vector_seq"],))]
+            reused = self.index.load_hnsw(self.hnsw_path, changed=changed)
+            if reused and (saved["vector_seq"], saved.get("count")) != (self._vector_seq,
+                                                                        len(self.index)):
+                self.save()  # repaired: save, so the next open does not repeat it
+        if not reused:
+            self.index.ensure_hnsw()
+            self.save()  # so that a crash does not cost a rebuild next time
+
+    def reload(self, dims: int) -> None:
+        """Load the index anew unless it already has ``dims`` (a model change)."""
+        if self.index is None or self.index.dims != dims:
+            self.load(dims)
+
+    def sync(self, *, build_graph: bool = True) -> None:
+        """Apply vectors written since the last sync (by any process) to the index."""
+        if self.index is None:
+            dims = self._dims()
+            if dims:
+                self.load(dims)
+            return
+        with self._lock:
+            rows = self.db.rows("SELECT memory_rowid, vector, seq, dims FROM memory_vectors "
+                                "WHERE seq > ? ORDER BY seq", (self._vector_seq,))
+            if not rows:
+                return
+            last_seq = rows[-1][2]
+            # Vectors of another dimension belong to an unfinished re-embed; they are
+            # loaded when the store switches models (set_embedding_model reloads).
+            rows = [r for r in rows if r[3] == self.index.dims]
+            if rows:
+                self._apply(rows, build_graph)
+            self._vector_seq = last_seq
+
+    def _apply(self, rows: list[tuple[Any, ...]], build_graph: bool) -> None:
+        assert self.index is not None
+        keys = [r[0] for r in rows]
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+            len(rows), -1)
+        if matrix.shape[1] != self.index.dims:
+            raise StoreError("stored vectors have a different dimension than the index")
+        if not build_graph:
+            threshold, self.index.hnsw_threshold = self.index.hnsw_threshold, 0
+            self.index.upsert(keys, matrix)
+            self.index.hnsw_threshold = threshold
+        else:
+            self.index.upsert(keys, matrix)
+
+    def _read_hnsw_meta(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.hnsw_meta_path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def save(self) -> None:
+        """Save the HNSW graph beside the file (when there is one)."""
+        index = self.index
+        if index is None or not index.uses_hnsw:
+            return
+        try:
+            self.hnsw_meta_path.unlink(missing_ok=True)
+            if index.save_hnsw(self.hnsw_path):
+                self.hnsw_meta_path.write_text(
+                    json.dumps({"vector_seq": self._vector_seq, "count": len(index)}))
+        except OSError:
+            pass  # the graph is a cache: it is rebuilt on the next open
+
+    def discard(self) -> None:
+        """Forget the index and the saved graph (the table was replaced underneath)."""
+        self.hnsw_meta_path.unlink(missing_ok=True)
+        self.hnsw_path.unlink(missing_ok=True)
+        self.index = None
+
+    def pause_graph(self) -> None:
+        """Build no HNSW graph batch by batch until :meth:`resume` (a bulk import: imported
+        rows keep their old sequence numbers, which the catch-up by seq cannot follow)."""
+        if self.index is not None and not self._graph_paused:
+            self.index.hnsw_threshold = 1 << 62
+            self._graph_paused = True
+
+    def resume(self) -> None:
+        """Rebuild the index from the table after a bulk import."""
+        self.open()
+        self._graph_paused = False
+
+    # --- search ------------------------------------------------------------
+    def search(self, vector: np.ndarray, filters: SearchFilters, now: datetime,
+               limit: int) -> list[VectorHit]:
+        """The nearest neighbours passing the filters, most similar first."""
+        self.sync()
+        index = self.index
+        if index is None or len(index) == 0:
+            return []
+        clause, params = where(filters, now, self.db.dialect)
+        if _is_selective(filters):
+            # A narrow filter: exact search over the rows it allows. A broad one (more
+            # rows than an exact pass should scan) falls through to over-fetch + filter.
+            cap = max(EXACT_FILTER_ROWS, len(index) // 10)
+            rows = self.db.rows(f"SELECT m.rowid FROM memories m WHERE {clause} LIMIT ?",
+                                [*params, cap + 1])
+            if len(rows) <= cap:
+                allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                return self._resolve(index.search(vector, limit, allowed=allowed))
+        want = limit
+        while True:
+            resolved = self._resolve(index.search(vector, want), clause, params)
+            if len(resolved) >= limit or want >= len(index):
+                return resolved[:limit]
+            want = min(len(index), want * 4)
+
+    def _resolve(self, hits: list[tuple[int, float]], clause: str = "1",
+                 params: list[Any] | None = None) -> list[VectorHit]:
+        id_of: dict[int, str] = {}
+        for chunk in self.db.chunks([h[0] for h in hits]):
+            rows = self.db.rows(f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN "
+                                f"({self.db.marks(len(chunk))}) AND {clause}",
+                                [*chunk, *(params or [])])
+            id_of.update({r[0]: r[1] for r in rows})
+        return [VectorHit(memory_id=id_of[k], similarity=s) for k, s in hits if k in id_of]
+
+    def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the given memories."""
+        out: dict[str, np.ndarray] = {}
+        for chunk in self.db.chunks(list(dict.fromkeys(memory_ids))):
+            rows = self.db.rows(
+                "SELECT m.id, v.vector FROM memory_vectors v JOIN memories m "
+                f"ON m.rowid = v.memory_rowid WHERE m.id IN ({self.db.marks(len(chunk))})", chunk)
+            out.update({r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows})
+        return out
+
+
+def _is_selective(filters: SearchFilters) -> bool:
+    """Whether the filters narrow the store beyond hiding superseded memories."""
+    # Tiers are coarse (most memories are hot): filtering the nearest neighbours
+    # afterwards is cheaper than listing every allowed row.
+    if filters.timeframe not in (None, "all"):
+        return True
+    return any(
+        getattr(filters, name)
+        for name in ("since", "until", "node_types", "categories", "tags", "scope", "agent_id",
+                     "session_id", "domains", "speaker")
+    )
