@@ -72,6 +72,7 @@ class VectorCache:
         with self._lock:
             self.index = VectorIndex(dims, hnsw_threshold=self._hnsw_threshold,
                                      ef_search=self._ef_search)
+            self.index.reserve(self.db.rows("SELECT count(*) FROM memory_vectors")[0][0])
             self._vector_seq = 0
         self.sync(build_graph=False)
         saved = self._read_hnsw_meta()

@@ -8,6 +8,11 @@ Below ``hnsw_threshold`` live vectors every query is an exact matrix-vector prod
 (cheap up to tens of thousands of rows). Above it a usearch HNSW graph answers
 unfiltered queries; filtered queries over a small allowed set stay exact, so a
 selective filter never loses results to the graph's approximation.
+
+The float32 matrix is the one full-precision copy. The graph keeps int8 copies (a quarter of
+the matrix's size) to find neighbours, and its candidates are re-scored from the matrix, so
+every similarity a search returns is exact (bench/results/vector_memory.md). A graph saved
+by an earlier version in float16 is loaded as it is.
 """
 
 from __future__ import annotations
@@ -163,12 +168,19 @@ class VectorIndex:
             hits = self._exact_all(query, self._live)
         else:
             want = k if allowed_set is None else min(self._live, k * 4)
-            matches = self._hnsw.search(query, want)
-            hits = [(int(key), 1.0 - float(dist)) for key, dist in zip(matches.keys, matches.distances)]
+            hits = self._rescored(query, self._hnsw.search(query, want).keys)
         if allowed_set is not None:
             keep = np.isin(np.fromiter((h[0] for h in hits), np.int64, len(hits)), allowed_set)
             hits = [hit for hit, ok in zip(hits, keep) if ok]
         return hits[:k]
+
+    def _rescored(self, query: np.ndarray, keys: np.ndarray) -> list[tuple[int, float]]:
+        """The graph's candidates with their exact similarities, best first: the graph holds
+        int8 copies, good for finding neighbours, not for the score a caller reads."""
+        rows = np.fromiter((self._pos[int(key)] for key in keys), np.int64, len(keys))
+        sims = self._matrix[rows] @ query
+        order = np.argsort(-sims, kind="stable")
+        return [(int(keys[i]), float(sims[i])) for i in order]
 
     @staticmethod
     def _top(sims: np.ndarray, keys: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -179,11 +191,17 @@ class VectorIndex:
         idx = idx[np.argsort(-sims[idx], kind="stable")]
         return [(int(keys[i]), float(sims[i])) for i in idx if np.isfinite(sims[i])]
 
-    def _reserve(self, needed: int) -> None:
+    def reserve(self, capacity: int) -> None:
+        """Make room for ``capacity`` vectors at once: a load of a known size then neither
+        copies the matrix while it grows nor keeps unused rows."""
+        with self._lock:
+            self._reserve(capacity, growth=1.0)
+
+    def _reserve(self, needed: int, growth: float = _GROWTH) -> None:
         cap = len(self._keys)
         if needed <= cap:
             return
-        new_cap = max(needed, int(cap * _GROWTH))
+        new_cap = max(needed, int(cap * growth))
         matrix = np.zeros((new_cap, self.dims), dtype=np.float32)
         matrix[: self._n] = self._matrix[: self._n]
         keys = np.full(new_cap, -1, dtype=np.int64)
@@ -197,7 +215,7 @@ class VectorIndex:
         return Index(
             ndim=self.dims,
             metric="cos",
-            dtype="f16",
+            dtype="i8",  # finding neighbours only: hits are re-scored from the matrix
             connectivity=16,
             expansion_add=128,
             expansion_search=self.ef_search,
