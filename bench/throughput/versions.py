@@ -175,12 +175,14 @@ def render(r: dict[str, Any]) -> str:
         "the searches (warm-up included) against the sum of access counts written: "
         + "; ".join(f"{v} {rec[v]['recorded']:,} of {rec[v]['returned']:,}"
                     for v in ("previous", "this")) + ".", "",
-        "`search_hybrid` embeds every query (the model runs one inference at a time on the "
-        "shared cores); `search_keyword` does not, so the store's share of the work, and with "
-        "it the share of access recording, is larger there. The previous version writes the "
-        "access recording of each search (a session mark and the states: one or two write "
-        "transactions) on the request path; this one queues it for a background writer that "
-        "writes up to 256 searches per transaction.", ""])
+        "`search_hybrid` ranks keyword and vector candidates; `search_keyword` keyword "
+        "candidates only. Both embed the query (the answer score needs its cosines), one "
+        "inference at a time on the shared cores. The previous version writes the access "
+        "recording of each search (a session mark and the states: two write transactions) on "
+        "the request path; this one queues it for a background writer that writes up to 256 "
+        "searches per transaction. A difference of the returned and recorded counts is "
+        "retrievals lost to concurrent searches of the same memory writing states read "
+        "before the other's write.", ""])
 
 
 def main(argv: list[str] | None = None) -> None:
