@@ -62,13 +62,16 @@ def test_retrieval_strengthens_once_per_session(cmem, clock):
     clock.advance(days=5)
     start = cmem.get(memory.id).state.storage_strength
     cmem.search("who maintains billing", 3, session_key="s1")
+    cmem.settle()  # access recording is written in the background
     once = cmem.get(memory.id).state
     cmem.search("billing service in Go", 3, session_key="s1")
+    cmem.settle()
     twice = cmem.get(memory.id).state
     assert once.storage_strength > start
     assert twice.storage_strength == once.storage_strength  # same session: no second gain
     assert twice.access_count == once.access_count + 1
     cmem.search("billing service", 3, session_key="s2")
+    cmem.settle()
     assert cmem.get(memory.id).state.storage_strength > twice.storage_strength
     # A retrieval moves strength much less than explicit feedback.
     gain_search = once.storage_strength - start
@@ -80,6 +83,7 @@ def test_retrieval_strengthens_once_per_session(cmem, clock):
 def test_search_without_recording_leaves_state_alone(cmem):
     memory = cmem.add("Bob prefers tabs over spaces")
     cmem.search("tabs or spaces", 3, record_access=False)
+    cmem.settle()
     assert cmem.get(memory.id).state.access_count == 0
 
 

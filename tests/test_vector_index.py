@@ -188,7 +188,7 @@ def test_saved_graph_is_reused_when_consistent(hnsw_template, tmp_path, open_mem
     mem.close()
     # reopened again after a clean close: still reused
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
-    assert builds == []
+    assert mem.store.vector_cache.index is not None and builds == []
     # The reused graph answers as exact search does (a graph loaded wrongly would not).
     exact = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000)
     assert not exact.store.vector_cache.index.uses_hnsw
@@ -217,7 +217,8 @@ def test_graph_is_repaired_when_table_changed_behind_it(hnsw_template, tmp_path,
     meta = json.loads(path.with_name(path.name + ".hnsw.json").read_text())
     assert meta["count"] == len(CORPUS)  # the repaired graph was saved
     again = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
-    assert builds == [] and top_ids(again, "volcano eruption Iceland", 1) == [new.id]
+    assert again.store.vector_cache.index is not None and builds == []
+    assert top_ids(again, "volcano eruption Iceland", 1) == [new.id]
 
 
 def test_graph_is_repaired_after_direct_table_edit(hnsw_template, tmp_path, open_mem, builds) -> None:
@@ -228,7 +229,7 @@ def test_graph_is_repaired_after_direct_table_edit(hnsw_template, tmp_path, open
     conn.commit()
     conn.close()
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
-    assert builds == []
+    assert mem.store.vector_cache.index is not None and builds == []
     assert "m020" not in top_ids(mem, CORPUS[20], 10)
 
 
@@ -239,6 +240,7 @@ def test_graph_is_rebuilt_when_too_much_changed(hnsw_template, tmp_path, open_me
         other.delete(f"m{i:03d}")
     other.close()
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
+    assert mem.store.vector_cache.index is not None  # waits for the load opening started
     assert builds == [len(CORPUS) - len(CORPUS) // 4]
     assert "m003" not in top_ids(mem, CORPUS[3], 20)
     assert top_ids(mem, CORPUS[200], 1) == ["m200"]
@@ -249,12 +251,14 @@ def test_corrupt_or_missing_graph_file_is_rebuilt(hnsw_template, tmp_path, open_
     graph_file = path.with_name(path.name + ".hnsw.usearch")
     graph_file.write_bytes(graph_file.read_bytes()[:1000])  # truncated
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
+    assert mem.store.vector_cache.index is not None  # waits for the load opening started
     assert len(builds) == 1
     assert top_ids(mem, CORPUS[3], 1) == ["m003"]
     mem.close()
     (tmp_path / "nograph").mkdir()
     path2 = copy_store(hnsw_template, tmp_path / "nograph", with_graph=False)
     mem2 = open_mem(f"sqlite:///{path2}", hnsw_threshold=HNSW_THRESHOLD)
+    assert mem2.store.vector_cache.index is not None
     assert len(builds) == 2
     assert top_ids(mem2, CORPUS[3], 1) == ["m003"]
 

@@ -84,12 +84,10 @@ def start_server(
     store: Path, log: Any, extra_env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[bytes], str, str]:
     """`memoryd serve` on a free port with a fresh key; returns (process, url, key)."""
-    from memoryd import keys
-    from memoryd.store.sqlite import SQLiteStore
+    import memoryd
 
-    s = SQLiteStore(store)
-    key = keys.create_key(s, "bench-throughput", scopes=["read", "write"]).secret
-    s.close()
+    with memoryd.open(f"sqlite:///{store}") as mem:
+        key = mem.create_key("bench-throughput", scopes=["read", "write"]).secret
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
     env.update(
@@ -109,8 +107,10 @@ def start_server(
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         try:
-            health = httpx.get(f"{url}/health", timeout=5).json()
-            if health.get("embedder", {}).get("loaded"):
+            if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                # The first hybrid search waits for the model to load.
+                httpx.post(f"{url}/api/v1/search", json={"query": "warm up"}, timeout=300,
+                           headers={"Authorization": f"Bearer {key}"}).raise_for_status()
                 log(f"server ready on {url} (pid {proc.pid})")
                 return proc, url, key
         except (httpx.HTTPError, ValueError):

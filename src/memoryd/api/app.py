@@ -38,7 +38,7 @@ from memoryd.config import Settings
 from memoryd.dashboard import mount as mount_dashboard
 from memoryd.errors import InvalidInput, MemorydError, NoKeysConfigured
 from memoryd.mcp.server import build_server, http_caller
-from memoryd.operations import CALLER_SCOPE_KEY, Caller, health_report, invoke
+from memoryd.operations import CALLER_SCOPE_KEY, Caller, health_report, invoke, is_ready
 from memoryd.operations.admin import HealthOutput
 
 if TYPE_CHECKING:
@@ -206,9 +206,10 @@ def _add_health_routes(app: FastAPI) -> None:
 
     @app.get("/readyz", tags=["health"], response_model=None, responses=_HEALTH_RESPONSES)
     def readyz() -> JSONResponse:
-        """``{"ready": true}`` once the engine is open and its store answers; 503 otherwise."""
+        """``{"ready": true}`` once the engine is open, its store answers, its vector index
+        is loaded and its embedding model too (a search would not wait); 503 otherwise."""
         engine: Engine | None = getattr(app.state, "engine", None)
-        if engine is None or health_report(engine).status != "ok":
+        if engine is None or not is_ready(engine):
             return JSONResponse({"ready": False}, status_code=503)
         return JSONResponse({"ready": True})
 

@@ -26,6 +26,7 @@ from memoryd.store.base import Actor
 
 if TYPE_CHECKING:
     from memoryd.cognition.gating import GatingParams
+    from memoryd.engine.access_writer import AccessWriter
     from memoryd.config import Settings
     from memoryd.embed import Embedder
     from memoryd.store.base import Store
@@ -149,6 +150,8 @@ class EngineContext:
     actor: Actor = Actor()
     # The knowledge graphs read so far (shared by every caller of one engine).
     graphs: GraphCache = field(default_factory=GraphCache, compare=False, repr=False)
+    # Writes the testing effect of searches in the background (None: at once).
+    accesses: AccessWriter | None = field(default=None, compare=False, repr=False)
 
     def acting(self, actor: Actor | None = None, access: Access | None = None) -> EngineContext:
         """The same context for another actor and/or view."""

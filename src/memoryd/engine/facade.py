@@ -32,6 +32,7 @@ from memoryd.engine import (
     writes,
 )
 from memoryd.engine import codebase as codebase_memory
+from memoryd.engine.access_writer import AccessWriter
 from memoryd.engine.admin import AdminMethods
 from memoryd.engine.checks import check_content, check_min_score, check_query, parse_filters
 from memoryd.engine.context import Access, Clock, EngineContext
@@ -91,7 +92,7 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
             if (value := getattr(settings, f"gate_{name}")) is not None
         }
         self._ctx = EngineContext(store, embedder, settings, clock,
-                                  gating.GatingParams(**overrides))
+                                  gating.GatingParams(**overrides), accesses=AccessWriter(store))
         self._chat: ChatClient | None = client_from_settings(settings)
         maintenance.check_model(self._ctx, allow_model_mismatch)
         self._waits = WaitService(self._ctx)
@@ -170,15 +171,20 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
 
     # --- lifecycle -------------------------------------------------------
     def close(self) -> None:
-        """Stop the waits this process runs and wait for a running domain discovery, then
-        close the store (saving index caches)."""
+        """Stop the waits this process runs, wait for a running domain discovery, write the
+        searches' queued access recordings, then close the store (saving index caches)."""
         self._waits.close()
         self._auto.join()
+        if self._ctx.accesses is not None:
+            self._ctx.accesses.close()
         self._ctx.store.close()
 
     def settle(self, timeout: float | None = None) -> None:
-        """Wait for background work that writes started (the first domain discovery)."""
+        """Wait for background work that writes started (the first domain discovery, the
+        access recordings of the searches so far)."""
         self._auto.join(timeout)
+        if self._ctx.accesses is not None:
+            self._ctx.accesses.flush(timeout)
 
     def __enter__(self) -> Engine:
         return self

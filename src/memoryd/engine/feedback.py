@@ -1,4 +1,5 @@
-"""Strength bookkeeping: the testing effect on retrieval, promote, demote and state reports."""
+"""Strength bookkeeping: promote, demote and state reports (the testing effect on retrieval
+is :mod:`memoryd.engine.access_writer`)."""
 
 from __future__ import annotations
 
@@ -6,28 +7,7 @@ from memoryd.cognition import scheduling
 from memoryd.cognition.states import memory_state
 from memoryd.engine.checks import screen
 from memoryd.engine.context import EngineContext
-from memoryd.models import Memory, MemoryStateReport, SearchHit
-
-
-def record_retrieval(ctx: EngineContext, hits: list[SearchHit], session_key: str | None) -> None:
-    """Strengthen retrieved memories a little: at most once per memory per session.
-
-    Without a session key, :func:`scheduling.on_retrieved` treats retrievals close in
-    time as one session. Access counts always advance. No history rows: retrieval is
-    not a change to the memory's content.
-    """
-    if not hits:
-        return
-    now = ctx.clock()
-    ids = [h.memory.id for h in hits]
-    fresh = ctx.store.mark_accessed(session_key, ids, now) if session_key else set(ids)
-    states = {
-        h.memory.id: scheduling.on_retrieved(
-            h.memory.state, now, session_key, h.memory.id not in fresh
-        )
-        for h in hits
-    }
-    ctx.store.update_states(states)
+from memoryd.models import Memory, MemoryStateReport
 
 
 def promote(ctx: EngineContext, memory_id: str, reason: str | None) -> Memory:

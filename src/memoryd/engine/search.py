@@ -20,7 +20,8 @@
 4. ``min_score`` (on ``score``), then MMR diversity if asked, then the limit.
 5. Spreading activation from the top relevant hits: associated memories take only the
    slots after the hits that reach the recall threshold, never pushing one of those out.
-6. The testing effect: returned memories are strengthened a little (once per session).
+6. The testing effect: returned memories are strengthened a little (once per session),
+   written in the background (:mod:`memoryd.engine.access_writer`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from memoryd.cognition.ranking import (
 from memoryd.engine.candidates import SearchMode, gather, hits_of, ordered, score
 from memoryd.engine.context import EngineContext
 from memoryd.engine.cues import QueryCues, read_cues
-from memoryd.engine.feedback import record_retrieval
+from memoryd.engine.access_writer import record_retrieval
 from memoryd.engine.graph import associated_hits
 from memoryd.engine.query_vector import QueryVector
 from memoryd.models import SearchFilters, SearchHit, Tier

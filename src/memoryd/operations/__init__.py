@@ -10,7 +10,7 @@ capture, flush, session_warm), task memory and smart waits.
 
 from __future__ import annotations
 
-from memoryd.operations.admin import health_report
+from memoryd.operations.admin import health_report, is_ready
 from memoryd.operations.registry import (
     CALLER_SCOPE_KEY,
     REGISTRY,
@@ -50,6 +50,7 @@ __all__ = [
     "Strict",
     "as_text",
     "health_report",
+    "is_ready",
     "invoke",
     "operation",
     "select_tools",

@@ -113,6 +113,16 @@ def health_report(engine: Engine) -> HealthOutput:
     return HealthOutput(status="ok", version=__version__, store=store, embedder=embedder)
 
 
+def is_ready(engine: Engine) -> bool:
+    """Whether a search would answer without waiting: the store answers, its vector index is
+    loaded (an SQLite store loads it in the background) and so is the embedding model."""
+    try:
+        store = engine.health()
+    except MemorydError:
+        return False
+    return engine.embedder.loaded and bool(store.get("vectors_loaded", True))
+
+
 @operation(
     "health",
     title="Health",

@@ -74,7 +74,7 @@ class SQLiteStore(Store):
         super().__init__(db, assign=domains.assign,
                          transfer=SQLiteTransfer(db, self.vector_cache))
         self.path = db.path
-        self.vector_cache.open()
+        self.vector_cache.open(background=True)
 
     def close(self) -> None:
         """Save the HNSW graph (if any) and close every connection."""
@@ -86,7 +86,8 @@ class SQLiteStore(Store):
             (count,) = self.db.rows("SELECT COUNT(*) FROM memories")[0]
         except sqlite3.Error as exc:
             raise StoreError(f"store at {self.path} is unusable: {exc}") from exc
-        return {"backend": self.backend, "path": str(self.path), "memories": count, "ok": True}
+        return {"backend": self.backend, "path": str(self.path), "memories": count, "ok": True,
+                "vectors_loaded": self.vector_cache.loaded}
 
     def set_embedding_model(self, model_id: str, dims: int) -> None:
         with self.db.write() as conn:

@@ -5,7 +5,8 @@ The index is caught up by change sequence number after every commit and before e
 search, so vectors written by another process become searchable too; an HNSW graph saved
 beside the file is reused (and repaired) on open when it matches the table. The store's
 core and its transfer part share one :class:`VectorCache`, handed to each when the store is
-built.
+built. Opening a store loads the index on a thread of its own (reading 100,000 vectors and a
+saved graph takes about a second); whatever reads the index meanwhile waits for it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ class VectorCache:
     def __init__(self, db: SQLiteDatabase, *, hnsw_threshold: int = 20_000,
                  ef_search: int = 128) -> None:
         self.db = db
-        self.index: VectorIndex | None = None
+        self._index: VectorIndex | None = None
+        self._loader: threading.Thread | None = None
         self._lock = threading.Lock()
         self._vector_seq = 0
         self._hnsw_threshold = hnsw_threshold
@@ -52,6 +54,28 @@ class VectorCache:
         """What the saved graph holds (the vector seq and count it was saved at)."""
         return self.db.path.with_name(self.db.path.name + ".hnsw.json")
 
+    @property
+    def index(self) -> VectorIndex | None:
+        """The in-memory index (once a load started by :meth:`open` has finished)."""
+        self._wait()
+        return self._index
+
+    @index.setter
+    def index(self, value: VectorIndex | None) -> None:
+        self._wait()
+        self._index = value
+
+    @property
+    def loaded(self) -> bool:
+        """False while :meth:`open` is loading the index in the background."""
+        loader = self._loader
+        return loader is None or not loader.is_alive()
+
+    def _wait(self) -> None:
+        loader = self._loader
+        if loader is not None and loader is not threading.current_thread():
+            loader.join()
+
     def _committed(self, removed: list[int]) -> None:
         if self.index is not None and removed:
             self.index.remove(removed)
@@ -61,14 +85,29 @@ class VectorCache:
         value = self.db.meta("embedding_dims")
         return int(value) if value else None
 
-    def open(self) -> None:
-        """Load the index of the store's vectors (when it has a model)."""
+    def open(self, *, background: bool = False) -> None:
+        """Load the index of the store's vectors (when it has a model); ``background``: on a
+        thread of its own, while readers of the index wait for it."""
         dims = self._dims()
-        if dims:
+        if not dims:
+            return
+        if not background:
             self.load(dims)
+            return
+        self._wait()
+        self._loader = threading.Thread(target=self._load_quietly, args=(dims,),
+                                        name="memoryd-vector-index")
+        self._loader.start()
+
+    def _load_quietly(self, dims: int) -> None:
+        try:
+            self.load(dims)
+        except Exception:  # the next reader loads it again and meets the error itself
+            self._index = None
 
     def load(self, dims: int) -> None:
         """Rebuild the in-memory index from the table; reuse (and repair) a saved graph."""
+        self._wait()  # for a load running in the background, before taking the lock it takes
         with self._lock:
             self.index = VectorIndex(dims, hnsw_threshold=self._hnsw_threshold,
                                      ef_search=self._ef_search)

@@ -1,0 +1,240 @@
+"""Access recording off the read path: the testing effect, written in the background.
+
+A search strengthens the memories it returns (:func:`scheduling.on_retrieved`: the access
+count, and at most once per session the storage and retrieval strengths). Writing that
+takes the store's write lock, so :func:`record_retrieval` only queues the retrieval and
+returns; one :class:`AccessWriter` thread per engine writes what has queued, a batch per
+transaction. Each batch reads the memories' current states inside its transaction and
+applies the retrievals in the order they happened, so retrievals of the same memory
+queued together all count (none overwrites another).
+
+Bounds and guarantees (docs/scaling.md, "Access recording"):
+
+* The queue holds :data:`QUEUE_CAPACITY` retrievals. When it is full (the writer cannot
+  get the write lock, e.g. behind a long import) a new retrieval is **dropped** and
+  counted (:attr:`AccessWriter.dropped`, logged): a search never waits for the lock.
+* :meth:`AccessWriter.flush` (``Engine.settle()``) returns once everything queued before it
+  is written; :meth:`AccessWriter.close` (``Engine.close()``, and at interpreter exit)
+  writes everything queued, then stops the thread. The thread is a daemon: it never keeps
+  a process alive.
+* A process killed outright (``kill -9``, power loss) loses the retrievals still queued:
+  at most the last batch or so, under load up to :data:`QUEUE_CAPACITY`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import queue
+import threading
+import weakref
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable, Protocol
+
+from memoryd.cognition import scheduling
+from memoryd.models import SchedulingState, SearchHit
+
+if TYPE_CHECKING:
+    from memoryd.store.base import Store
+
+__all__ = ["AccessWriter", "Retrieval", "record_retrieval", "write_retrievals"]
+
+log = logging.getLogger("memoryd.access")
+
+#: Retrievals (one search's hits each) the queue holds before new ones are dropped.
+QUEUE_CAPACITY = 10_000
+#: Retrievals written per transaction at most.
+BATCH_SIZE = 256
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """One search's returned memories, in the session they were returned in, and when."""
+
+    memory_ids: tuple[str, ...]
+    session_key: str | None
+    at: datetime
+
+
+class Recording(Protocol):
+    """What recording a retrieval needs of an engine context (``EngineContext``)."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
+    @property
+    def accesses(self) -> AccessWriter | None: ...
+
+
+def record_retrieval(ctx: Recording, hits: list[SearchHit], session_key: str | None) -> None:
+    """Strengthen retrieved memories a little (at most once per memory per session): queued
+    for the engine's access writer, or written now when the context has none.
+
+    Without a session key, :func:`scheduling.on_retrieved` treats retrievals close in
+    time as one session. Access counts always advance. No history rows: retrieval is
+    not a change to the memory's content.
+    """
+    if not hits:
+        return
+    retrieval = Retrieval(tuple(dict.fromkeys(h.memory.id for h in hits)), session_key,
+                          ctx.clock())
+    if ctx.accesses is None:
+        write_retrievals(ctx.store, [retrieval])
+    else:
+        ctx.accesses.submit(retrieval)
+
+
+def write_retrievals(store: Store, retrievals: list[Retrieval]) -> None:
+    """Apply ``retrievals`` in order to the memories' current states: one transaction."""
+    with store.transaction():
+        wanted = list(dict.fromkeys(i for r in retrievals for i in r.memory_ids))
+        states: dict[str, SchedulingState] = {
+            i: m.state for i, m in store.get_many(wanted).items()
+        }
+        for r in retrievals:
+            ids = [i for i in r.memory_ids if i in states]  # deleted since: nothing to mark
+            if not ids:
+                continue
+            fresh = store.mark_accessed(r.session_key, ids, r.at) if r.session_key else set(ids)
+            for i in ids:
+                states[i] = scheduling.on_retrieved(states[i], r.at, r.session_key,
+                                                    i not in fresh)
+        store.update_states(states)
+
+
+class AccessWriter:
+    """A bounded queue of retrievals and the daemon thread that writes them in batches."""
+
+    def __init__(self, store: Store, *, capacity: int = QUEUE_CAPACITY,
+                 batch_size: int = BATCH_SIZE) -> None:
+        self._store = store
+        self._batch_size = batch_size
+        self._queue: queue.Queue[Retrieval | None] = queue.Queue(capacity)
+        self._lock = threading.Lock()
+        self._progress = threading.Condition(self._lock)
+        self._submitted = self._done = 0
+        self._dropped = self._failed = 0
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def dropped(self) -> int:
+        """Retrievals not recorded because the queue was full."""
+        return self._dropped
+
+    @property
+    def failed(self) -> int:
+        """Retrievals not recorded because their write failed (logged)."""
+        return self._failed
+
+    @property
+    def pending(self) -> int:
+        """Retrievals queued and not yet written."""
+        with self._lock:
+            return self._submitted - self._done
+
+    @property
+    def queued(self) -> int:
+        """Retrievals waiting in the queue (not yet taken by the writer thread)."""
+        return self._queue.qsize()
+
+    def submit(self, retrieval: Retrieval) -> bool:
+        """Queue ``retrieval`` without waiting; False when the queue is full (dropped).
+
+        After :meth:`close` the retrieval is written at once, on the caller's thread.
+        """
+        with self._lock:
+            if self._closed:
+                closed = True
+            else:
+                closed = False
+                self._start()
+                try:
+                    self._queue.put_nowait(retrieval)
+                except queue.Full:
+                    self._dropped += 1
+                    dropped = self._dropped
+                else:
+                    self._submitted += 1
+                    return True
+        if closed:
+            write_retrievals(self._store, [retrieval])
+            return True
+        if dropped == 1 or dropped % 1000 == 0:
+            log.warning("access recording queue full: %d retrievals dropped so far", dropped)
+        return False
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every retrieval queued before this call is written (or has failed);
+        False if ``timeout`` seconds passed first."""
+        with self._progress:
+            target = self._submitted
+            return self._progress.wait_for(lambda: self._done >= target, timeout)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Write everything queued, then stop the thread (idempotent)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            thread = self._thread
+        if thread is not None:
+            try:  # after every queued retrieval; the writer makes room
+                self._queue.put(None, timeout=timeout)
+            except queue.Full:
+                log.warning("access writer did not drain its queue in %ss", timeout)
+            thread.join(timeout)
+
+    def _start(self) -> None:
+        """Start the writer thread on the first retrieval (called with the lock held)."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="memoryd-access-writer",
+                                        daemon=True)
+        self._thread.start()
+        atexit.register(_close_at_exit, weakref.ref(self))
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            batch = [first] if first is not None else []
+            stop = first is None
+            while not stop and len(batch) < self._batch_size:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                stop = item is None
+                if item is not None:
+                    batch.append(item)
+            if batch:
+                self._write(batch)
+            if stop:
+                return
+
+    def _write(self, batch: list[Retrieval]) -> None:
+        failed = 0
+        try:
+            write_retrievals(self._store, batch)
+        except Exception:
+            # One bad retrieval (a store error) must not cost the batch: retry one by one.
+            for retrieval in batch:
+                try:
+                    write_retrievals(self._store, [retrieval])
+                except Exception:
+                    failed += 1
+                    log.exception("recording a retrieval of %d memories failed",
+                                  len(retrieval.memory_ids))
+        with self._progress:
+            self._failed += failed
+            self._done += len(batch)
+            self._progress.notify_all()
+
+
+def _close_at_exit(ref: weakref.ref[AccessWriter]) -> None:
+    """Write what is queued before the interpreter finalizes (no-op once closed)."""
+    writer = ref()
+    if writer is not None:
+        writer.close(timeout=10)

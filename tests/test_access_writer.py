@@ -1,0 +1,179 @@
+"""Access recording in the background (memoryd.engine.access_writer): searches queue the
+testing effect and never wait for the write lock; settle() and close() write everything
+queued; a full queue drops and counts; the writer thread never holds up an exit.
+
+Real SQLite and PostgreSQL stores, the real model, real subprocesses.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+import memoryd
+from memoryd.engine.access_writer import AccessWriter, Retrieval
+
+TEXTS = [
+    "Alice maintains the billing service written in Go",
+    "The staging database runs PostgreSQL 16 on port 5433",
+    "Bob prefers tabs over spaces in every repository",
+    "The release train leaves every second Tuesday",
+    "Carol owns the mobile app and its push notifications",
+    "The billing service sends invoices on the first of the month",
+    "Deploys to production need two approvals",
+    "The staging cluster is rebuilt every Sunday night",
+]
+QUERIES = ["who maintains billing", "staging database port", "tabs or spaces",
+           "when does the release train leave", "who owns the mobile app",
+           "when are invoices sent", "production deploy approvals", "staging rebuild"]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, store_url: str) -> str:
+    if request.param == "sqlite":
+        return store_url
+    return request.getfixturevalue("pg_database")()
+
+
+def _search_many(engine: memoryd.Engine, rounds: int) -> Counter[str]:
+    """Run the queries ``rounds`` times (with and without sessions): how often each memory
+    was returned."""
+    returned: Counter[str] = Counter()
+    for n in range(rounds):
+        for i, query in enumerate(QUERIES):
+            session = f"s{n}" if i % 2 else None
+            hits = engine.search(query, 3, session_key=session)
+            returned.update({h.memory.id for h in hits})
+    return returned
+
+
+def test_a_clean_close_records_every_returned_memory(open_mem, url: str) -> None:
+    engine = open_mem(url)
+    engine.add_many([{"content": t} for t in TEXTS])
+    returned = _search_many(engine, 3)
+    engine.close()
+    reopened = open_mem(url)
+    counts = {m.id: m.state.access_count for m in reopened.list(limit=100)}
+    assert sum(returned.values()) > len(QUERIES) * 3
+    assert counts == {i: returned.get(i, 0) for i in counts}
+    strengthened = [i for i in returned if reopened.get(i).state.last_accessed is not None]
+    assert sorted(strengthened) == sorted(returned)
+
+
+def test_settle_makes_the_recordings_visible(open_mem, url: str) -> None:
+    engine = open_mem(url)
+    memory = engine.add("The release train leaves every second Tuesday")
+    for _ in range(4):
+        assert engine.search("release train", 3, session_key="a")[0].memory.id == memory.id
+    engine.settle()
+    state = engine.get(memory.id).state
+    assert state.access_count == 4 and state.last_accessed is not None
+    assert engine.context.accesses is not None and engine.context.accesses.pending == 0
+
+
+def _holding_the_write_lock(engine: memoryd.Engine) -> tuple[threading.Event, threading.Thread]:
+    """A thread that holds the store's write transaction until the returned event is set."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with engine.store.transaction():
+            held.set()
+            release.wait(120)
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    assert held.wait(30)
+    return release, thread
+
+
+def test_a_search_does_not_wait_for_the_write_lock(open_mem, url: str) -> None:
+    """While another writer holds the lock, a search returns (the write is queued) and the
+    recording lands once the lock is free. Synchronous recording would block here."""
+    engine = open_mem(url)
+    memory = engine.add("Carol owns the mobile app and its push notifications")
+    engine.search("mobile app owner", 3)  # warm the model and the writer thread
+    engine.settle()
+    release, holder = _holding_the_write_lock(engine)
+    results: list[int] = []
+    searcher = threading.Thread(
+        target=lambda: results.append(len(engine.search("who owns the mobile app", 3))),
+        daemon=True)
+    searcher.start()
+    searcher.join(60)
+    returned_while_locked = not searcher.is_alive()
+    release.set()
+    holder.join(60)
+    searcher.join(60)
+    assert returned_while_locked, "the search waited for the write lock"
+    assert results == [1]
+    engine.settle()
+    assert engine.get(memory.id).state.access_count == 2
+
+
+def test_a_full_queue_drops_new_recordings_and_counts_them(open_mem, url: str) -> None:
+    """The documented choice: a search never waits; what does not fit is dropped, counted."""
+    engine = open_mem(url)
+    memory = engine.add("Deploys to production need two approvals")
+    writer = AccessWriter(engine.store, capacity=2)
+    at = datetime.now(timezone.utc)
+    one = Retrieval((memory.id,), None, at)
+    release, holder = _holding_the_write_lock(engine)
+    try:
+        assert writer.submit(one)  # the writer takes it and waits for the lock
+        for _ in range(600):
+            if writer.queued == 0:
+                break
+            threading.Event().wait(0.05)
+        assert writer.queued == 0
+        accepted = [writer.submit(one) for _ in range(5)]
+    finally:
+        release.set()
+        holder.join(60)
+    assert accepted == [True, True, False, False, False]
+    assert writer.dropped == 3
+    assert writer.flush(60) and writer.pending == 0 and writer.failed == 0
+    assert engine.get(memory.id).state.access_count == 3
+    writer.close()
+    assert writer.submit(one)  # after close: written at once
+    assert engine.get(memory.id).state.access_count == 4
+
+
+SCRIPT = """
+import sys, threading, time, memoryd
+engine = memoryd.open(sys.argv[1])
+engine.add_many([{"content": t} for t in sys.argv[2:]])
+returned = len(engine.search(sys.argv[2], 2))  # loads the model
+engine.settle()
+held = threading.Event()
+def hold():  # another writer holds the lock past the end of the script
+    with engine.store.transaction():
+        held.set()
+        time.sleep(2)
+threading.Thread(target=hold, daemon=True).start()
+held.wait()
+returned += sum(len(engine.search(text, 2)) for text in sys.argv[2:])
+print(returned, flush=True)
+if CLOSE:
+    engine.close()
+"""
+
+
+@pytest.mark.parametrize("close", [True, False])
+def test_the_writer_thread_never_holds_up_an_exit(cli_env, tmp_path: Path, close: bool) -> None:
+    """A process that searched ends with 0, closed or not (the thread is a daemon and an exit
+    hook writes what is queued), and loses nothing queued, even behind another writer."""
+    store = tmp_path / "exit.db"
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT.replace("CLOSE", str(close)), f"sqlite:///{store}", *TEXTS[:4]],
+        env=cli_env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "terminate called" not in done.stderr and "Traceback" not in done.stderr
+    with memoryd.open(f"sqlite:///{store}") as engine:
+        total = sum(m.state.access_count for m in engine.list(limit=100))
+    assert total == int(done.stdout)
