@@ -139,8 +139,10 @@ def test_sidecar_resources_cover_the_measured_rss():
     limit = int(memoryd["resources"]["limits"]["memory"][:-2]) * mib[memoryd["resources"]["limits"]["memory"][-2:]]
     assert request * 1.048576 >= small, (request, small)  # MiB -> MB
     assert limit * 1.048576 >= large * 1.2, (limit, large)
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+    for probe in ("startupProbe", "readinessProbe"):  # ready: index and model loaded
         assert "/readyz" in " ".join(memoryd[probe]["exec"]["command"])
+    # Liveness only asks whether the process answers: a slow model load must not restart it.
+    assert "/health" in " ".join(memoryd["livenessProbe"]["exec"]["command"])
     agent = pod["containers"][0]
     token = next(e for e in agent["env"] if e["name"] == "MEMORYD_TOKEN")
     assert token["valueFrom"]["secretKeyRef"] == {"name": "memoryd-token", "key": "token"}
