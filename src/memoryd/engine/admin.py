@@ -1,8 +1,16 @@
-"""The Engine's whole-store methods: API keys, the audit ledger and journal, export, backup,
-restore and re-embedding (a mixin of :class:`~memoryd.engine.Engine`)."""
+"""``engine.admin``: administration of the whole store — API keys, the audit ledger and
+journal, export and import, backup, restore, re-embedding, consolidation, garbage collection,
+purging and the health check.
+
+    >>> mem.admin.create_key("home-assistant", scopes=["read"], domains=["home"]).secret
+    >>> mem.admin.backup("/backups/memoryd.db")
+
+Every method acts with the engine's caller (``engine.acting_as``).
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, tzinfo
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -10,15 +18,18 @@ from typing import Any, Callable, Iterable
 from memoryd import keys as key_format
 from memoryd.engine import consolidation, keys, maintenance, transfer
 from memoryd.engine.context import EngineContext
+from memoryd.engine.domain_auto import AutoDiscovery
 from memoryd.engine.journal import journal_markdown
 from memoryd.ledger import LedgerEntry, LedgerReport
-from memoryd.models import ApiKey, SearchFilters
+from memoryd.models import ApiKey, ConsolidationReport, GcReport, SearchFilters
 
 
-class AdminMethods:
-    """Keys, ledger, journal and maintenance, over the engine's context."""
+class Admin:
+    """Keys, ledger, journal and maintenance, over one engine's context."""
 
-    _ctx: EngineContext
+    def __init__(self, ctx: EngineContext, auto: AutoDiscovery) -> None:
+        self._ctx = ctx
+        self._auto = auto
 
     # --- API keys --------------------------------------------------------
     def create_key(self, label: str, *, scopes: Iterable[str] = ("read", "write"),
@@ -27,7 +38,7 @@ class AdminMethods:
         """Make an API key; the secret is in the result and never shown again. ``domains``
         limits it to memories in those domains.
 
-        >>> mem.create_key("home-assistant", scopes=["read"], domains=["home"]).secret
+        >>> mem.admin.create_key("home-assistant", scopes=["read"], domains=["home"]).secret
         """
         return keys.create_key(self._ctx, label, scopes=scopes, memory_scope=memory_scope,
                                agent_id=agent_id, domains=domains)
@@ -86,10 +97,20 @@ class AdminMethods:
         self._ctx.access.require_unrestricted("the journal")
         return journal_markdown(self._ctx.store, day, tz)
 
-    # --- maintenance -----------------------------------------------------
+    # --- export, import, backup -----------------------------------------
     def export_jsonl(self, out: Any, *, filters: SearchFilters | None = None) -> int:
         """Write the memories this engine may see as JSONL; returns how many."""
         return transfer.export_jsonl(self._ctx, out, filters=filters)
+
+    def import_jsonl(self, path: str | Path, *, skip_errors: bool = False, batch_size: int = 256,
+                     progress: Callable[[int], None] | None = None) -> transfer.ImportReport:
+        """Import a JSONL file of memories (all validated before any is written)."""
+        actor = replace(self._ctx.actor, name="import")
+        report = transfer.import_jsonl(self._ctx.acting(actor), Path(path),
+                                       skip_errors=skip_errors, batch_size=batch_size,
+                                       progress=progress)
+        self._auto.after_writes(report.imported)
+        return report
 
     def backup(self, path: str | Path) -> Path:
         """Write a consistent copy of the store to ``path`` (the store stays online)."""
@@ -99,18 +120,43 @@ class AdminMethods:
         """Replace the store's contents with the backup at ``path``."""
         maintenance.restore(self._ctx, Path(path))
 
+    def reembed(self, *, batch_size: int = 256,
+                progress: Callable[[int], None] | None = None) -> int:
+        """Re-embed every memory with the configured embedder; returns how many."""
+        return maintenance.reembed(self._ctx, batch_size=batch_size, progress=progress)
+
+    def health(self) -> dict[str, Any]:
+        """A cheap check that the store answers; raises StoreError when it does not. A bound
+        caller is not told how many memories the store holds (they span every scope and
+        agent, as ``engine.stats()`` does)."""
+        data = self._ctx.store.health()
+        if self._ctx.access.restricted:
+            data.pop("memories", None)
+        return data
+
+    # --- consolidation and forgetting ----------------------------------
+    def consolidate(self, *, dry_run: bool = False) -> ConsolidationReport:
+        """Re-tier, merge near-duplicates, link recent memories; never deletes."""
+        return consolidation.consolidate(self._ctx, dry_run=dry_run)
+
     def schedule_consolidation(self) -> consolidation.ConsolidationSchedule | None:
         """Start consolidating every ``consolidate_every_minutes`` (None when unset); stop
         the returned schedule when the server shuts down."""
         minutes = self._ctx.settings.consolidate_every_minutes
         if minutes is None:
             return None
+        ctx = self._ctx
         schedule = consolidation.ConsolidationSchedule(
-            lambda: consolidation.consolidate(self._ctx), minutes)
+            lambda: consolidation.consolidate(ctx), minutes)
         schedule.start()
         return schedule
 
-    def reembed(self, *, batch_size: int = 256,
-                progress: Callable[[int], None] | None = None) -> int:
-        """Re-embed every memory with the configured embedder; returns how many."""
-        return maintenance.reembed(self._ctx, batch_size=batch_size, progress=progress)
+    def gc(self, *, min_retention: float = 0.1, max_age_days: float | None = None,
+           dry_run: bool = True) -> GcReport:
+        """Delete (or, by default, just list) memories whose retention fell below a floor."""
+        return consolidation.gc(self._ctx, min_retention=min_retention,
+                                max_age_days=max_age_days, dry_run=dry_run)
+
+    def purge(self, memory_id: str) -> None:
+        """Remove a memory for good, scrubbing its content from history too."""
+        consolidation.purge(self._ctx, memory_id)

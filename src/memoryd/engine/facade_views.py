@@ -1,9 +1,13 @@
-"""The Engine's read views of a whole memory: the change feed, the timeline, the overview, a
-memory's retention curve and the memory graph (a mixin of :class:`~memoryd.engine.Engine`).
+"""``engine.views``: read-only views of a memory store — the change feed, the timeline, the
+overview, the memory graph, and one memory's state, retention curve and importance.
 
 Each method hands the acting context to a procedure of :mod:`memoryd.engine.feed`,
-:mod:`memoryd.engine.overview` or :mod:`memoryd.engine.graph_views`, so a caller bound to a
-scope, agent or domains sees only its own memories in every view.
+:mod:`memoryd.engine.overview`, :mod:`memoryd.engine.graph_views` or
+:mod:`memoryd.engine.feedback`, so a caller bound to a scope, agent or domains sees only its
+own memories in every view.
+
+    >>> feed = mem.views.changes(0); [c.operation for c in feed.changes][:2]  # doctest: +SKIP
+    ['create', 'create']
 """
 
 from __future__ import annotations
@@ -11,11 +15,13 @@ from __future__ import annotations
 from datetime import date, tzinfo
 from typing import Any, Mapping
 
-from memoryd.engine import feed, graph_views, overview
-from memoryd.engine.checks import parse_filters
+from memoryd.cognition.importance import ImportanceScore, importance_score
+from memoryd.engine import feed, feedback, graph_views, overview
+from memoryd.engine.checks import check_content, parse_filters
 from memoryd.engine.context import EngineContext
+from memoryd.engine.domain_methods import reading
 from memoryd.errors import InvalidInput
-from memoryd.models import SearchFilters
+from memoryd.models import MemoryStateReport, SearchFilters
 from memoryd.models.views import (
     ChangeFeed,
     MemoryGraph,
@@ -25,10 +31,11 @@ from memoryd.models.views import (
 )
 
 
-class ViewMethods:
-    """Feed, timeline, overview, retention curve and memory graph on the facade."""
+class Views:
+    """Feed, timeline, overview, memory graph and per-memory readings of one engine."""
 
-    _ctx: EngineContext
+    def __init__(self, ctx: EngineContext) -> None:
+        self._ctx = ctx
 
     def last_change(self) -> int:
         """The store's newest change sequence number (0 while there is no history): cheap,
@@ -37,11 +44,7 @@ class ViewMethods:
 
     def changes(self, since: int = 0, *, limit: int = 200) -> ChangeFeed:
         """Changes after sequence number ``since`` to memories this engine may see, oldest
-        first; pass the answer's ``next`` as ``since`` to continue.
-
-        >>> feed = mem.changes(0); [c.operation for c in feed.changes][:2]  # doctest: +SKIP
-        ['create', 'create']
-        """
+        first; pass the answer's ``next`` as ``since`` to continue."""
         if since < 0 or not 1 <= limit <= 1000:
             raise InvalidInput("since must be at least 0 and limit 1-1000")
         return feed.changes(self._ctx, since, limit)
@@ -59,6 +62,19 @@ class ViewMethods:
         and the newest consolidation reports, over the memories this engine may see."""
         return overview.overview(self._ctx)
 
+    def memory_graph(self, filters: SearchFilters | Mapping[str, Any] | None = None, *,
+                     limit: int = 500) -> MemoryGraph:
+        """The newest ``limit`` memories passing ``filters`` (``as_of`` for time travel) and
+        the typed links between them."""
+        if not 1 <= limit <= 5000:
+            raise InvalidInput("limit must be 1-5000")
+        return graph_views.memory_graph(self._ctx, reading(self._ctx, parse_filters(filters)),
+                                        limit)
+
+    def memory_state(self, memory_id: str) -> MemoryStateReport:
+        """Retention, strengths, state (active/dormant/silent/unavailable) and tier."""
+        return feedback.state_report(self._ctx, memory_id)
+
     def retention_curve(self, memory_id: str, *, days_ahead: float = 90,
                         points: int = 60) -> RetentionCurve:
         """A memory's FSRS forgetting curve from its last review to ``days_ahead`` days from
@@ -68,11 +84,11 @@ class ViewMethods:
         return overview.retention_curve(self._ctx, memory_id, days_ahead=days_ahead,
                                         points=points)
 
-    def memory_graph(self, filters: SearchFilters | Mapping[str, Any] | None = None, *,
-                     limit: int = 500) -> MemoryGraph:
-        """The newest ``limit`` memories passing ``filters`` (``as_of`` for time travel) and
-        the typed edges between them."""
-        if not 1 <= limit <= 5000:
-            raise InvalidInput("limit must be 1-5000")
-        reading = self._reading(parse_filters(filters))  # type: ignore[attr-defined]
-        return graph_views.memory_graph(self._ctx, reading, limit)
+    def importance_score(self, content: str) -> ImportanceScore:
+        """Importance of ``content`` from its signals and its novelty against the store."""
+        ctx = self._ctx
+        check_content(ctx, content)
+        vector = ctx.embedder.embed([content])[0]
+        hits = ctx.store.vector_search(vector, ctx.filters(), now=ctx.clock(), limit=1)
+        novelty = 1.0 - max(0.0, hits[0].similarity) if hits else 1.0
+        return importance_score(content, novelty)

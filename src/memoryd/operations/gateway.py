@@ -118,7 +118,7 @@ def recall(engine: Engine, data: RecallInput, caller: Caller) -> RecallOutput:
         min_score=data.min_score,
         session_key=data.session_key,
     )
-    now = engine.clock()
+    now = engine.context.clock()
     items = [
         RecallItem(
             id=i.memory.id,
@@ -264,5 +264,5 @@ def session_warm(engine: Engine, data: WarmInput, caller: Caller) -> WarmOutput:
         model_loaded=engine.embedder.loaded,
         load_ms=round(load_ms, 1),
         memories=engine.count(),
-        due_intentions=engine.check_intentions({}),
+        due_intentions=engine.tasks.check_intentions({}),
     )
