@@ -95,3 +95,25 @@ def test_the_operations_use_no_deprecated_name(mem: Engine) -> None:
         invoke(mem, "memory_retention", {"id": created.id}, Caller.local())
         task = invoke(mem, "task_register", {"name": "Migrate"}, Caller.local())
         invoke(mem, "task_get", {"id": task.task.id}, Caller.local())
+
+
+def test_the_knowledge_graphs_own_their_cache(mem: Engine, shared_embedder, tmp_path) -> None:
+    """One cache per engine, held by engine.kg and shared by every caller of that engine;
+    the context procedures run with carries none."""
+    import dataclasses
+
+    import memoryd
+    from memoryd import Actor
+    from memoryd.engine import EngineContext
+
+    assert "graphs" not in {f.name for f in dataclasses.fields(EngineContext)}
+    bound = mem.acting_as(Actor("key:bot", agent_id="bot-1"))
+    assert bound.kg._cache is mem.kg._cache is mem.labelled("helper").kg._cache
+    with memoryd.open(f"sqlite:///{tmp_path / 'other.db'}", embedder=shared_embedder) as other:
+        assert other.kg._cache is not mem.kg._cache
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    mem.kg.write(project=str(shop), nodes=[{"name": "Busy timeout", "type": "gotcha",
+                                             "body": "Set busy_timeout first."}])
+    assert mem.kg._cache.graphs  # the write went through the engine's one cache
+    assert "Busy timeout" in mem.acting_as(Actor("cli")).kg.read(project=str(shop)).text

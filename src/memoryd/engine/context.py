@@ -15,11 +15,10 @@ every write into a scope (a memory, a graph node or edge, a task, a wait) passes
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
-from memoryd.engine.kg_cache import GraphCache
 from memoryd.errors import Forbidden, MemoryNotFound
 from memoryd.models import Memory, NewMemory, SearchFilters
 from memoryd.store.base import Actor
@@ -147,8 +146,6 @@ class EngineContext:
     gating: GatingParams
     access: Access = Access()
     actor: Actor = Actor()
-    # The knowledge graphs read so far (shared by every caller of one engine).
-    graphs: GraphCache = field(default_factory=GraphCache, compare=False, repr=False)
 
     def acting(self, actor: Actor | None = None, access: Access | None = None) -> EngineContext:
         """The same context for another actor and/or view."""

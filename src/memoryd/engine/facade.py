@@ -77,6 +77,7 @@ class Engine:
         self._chat: ChatClient | None = client_from_settings(settings)
         maintenance.check_model(self._ctx, allow_model_mismatch)
         self._waits = WaitService(self._ctx)
+        self._kg = KnowledgeGraphs(self._ctx)
         system = self._ctx.acting(Actor("domains"))
         self._auto = AutoDiscovery(
             enabled=settings.domains_auto, min_memories=settings.domains_min_memories,
@@ -85,9 +86,10 @@ class Engine:
 
     @classmethod
     def _bound(cls, ctx: EngineContext, chat: ChatClient | None, waits: WaitService,
-               auto: AutoDiscovery) -> Engine:
+               auto: AutoDiscovery, kg: KnowledgeGraphs) -> Engine:
         engine = cls.__new__(cls)
         engine._ctx, engine._chat, engine._waits, engine._auto = ctx, chat, waits, auto
+        engine._kg = kg.acting(ctx)
         return engine
 
     def acting_as(self, actor: Actor | None = None, access: Access | None = None) -> Engine:
@@ -96,7 +98,8 @@ class Engine:
 
         >>> bot = mem.acting_as(Actor("key:bot", agent_id="bot-1"), Access(agent_id="bot-1"))
         """
-        return Engine._bound(self._ctx.acting(actor, access), self._chat, self._waits, self._auto)
+        return Engine._bound(self._ctx.acting(actor, access), self._chat, self._waits, self._auto,
+                             self._kg)
 
     def labelled(self, agent_id: str | None) -> Engine:
         """This engine writing new memories as ``agent_id`` (a label; it widens no reads).
@@ -138,8 +141,9 @@ class Engine:
     # --- capabilities ----------------------------------------------------
     @property
     def kg(self) -> KnowledgeGraphs:
-        """The knowledge graphs: ``mem.kg.read(project=...)``, ``mem.kg.write(...)``, ..."""
-        return KnowledgeGraphs(self._ctx)
+        """The knowledge graphs: ``mem.kg.read(project=...)``, ``mem.kg.write(...)``, ...
+        (one cache of the graphs read so far, shared by every caller of this engine)."""
+        return self._kg
 
     @property
     def domains(self) -> Domains:

@@ -1,7 +1,7 @@
 """The knowledge graphs' cache: graphs read from the store, and rendered cores.
 
-One per engine (it sits in the :class:`~memoryd.engine.context.EngineContext`, shared by
-every caller of that engine). A graph entry is valid while the store's change sequence
+One per engine, owned by its knowledge-graph facade (``engine.kg``) and shared by every
+caller of that engine. A graph entry is valid while the store's change sequence
 number is the one it was read at (:mod:`memoryd.engine.kg_graphs` refreshes it); a core
 entry while its graphs are the same objects, for a limited time (recency moves).
 """

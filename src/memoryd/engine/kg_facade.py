@@ -9,7 +9,9 @@
     ...
 
 Every method acts with the engine's caller (``engine.acting_as``): a key bound to one
-project sees and changes only that project's graph.
+project sees and changes only that project's graph. The facade owns the graphs' cache (the
+graphs read so far and the cores rendered from them): one per engine, shared by every
+caller through :meth:`KnowledgeGraphs.acting`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from memoryd.engine import (
     kg_write,
 )
 from memoryd.engine.context import EngineContext
+from memoryd.engine.kg_cache import GraphCache
 from memoryd.errors import InvalidInput, validation_message
 from memoryd.graph.importers import (
     find_claude_code_sessions,
@@ -68,9 +71,13 @@ def _models(kind: type, items: Iterable[Any], what: str) -> list[Any]:
 class KnowledgeGraphs:
     """The user graph and the project graphs of one engine (see docs/knowledge-graphs.md)."""
 
-    def __init__(self, ctx: EngineContext) -> None:
+    def __init__(self, ctx: EngineContext, cache: GraphCache | None = None) -> None:
         self._ctx = ctx
-        self._cache = ctx.graphs
+        self._cache = cache if cache is not None else GraphCache()
+
+    def acting(self, ctx: EngineContext) -> KnowledgeGraphs:
+        """The same graphs, with the same cache, for the caller of ``ctx``."""
+        return KnowledgeGraphs(ctx, self._cache)
 
     def read(self, project: str | None = None, *, budget: int | None = None,
              as_of: datetime | None = None, files: Sequence[str] = (),
