@@ -11,7 +11,7 @@ from test_waits_activity import memory_hog  # noqa: F401 - fixture
 from waits_fixtures import wait_until
 
 from memoryd import Actor
-from memoryd.engine.activity import ActivityRecorder
+from memoryd.engine.waits.activity import ActivityRecorder
 from memoryd.waits.activity import ActivityMonitor, ActivitySettings, ProcessSpikes
 
 

@@ -13,7 +13,11 @@
 9. the Engine is a core of at most 40 public members and capabilities reached as its
    attributes (``engine.kg``, ``engine.domains``, ...), no class of the engine has more
    than one base (no mixins), and the names that moved off the Engine point at attributes
-   that exist.
+   that exist;
+10. the engine's folder is a handful of capability packages (each with the facade its
+    attribute returns) beside the shared modules: no flat ``kg_*``/``domain_*`` files, and
+    one word per thing in module names ("links" between memories, "kg" for knowledge
+    graphs).
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ STORE_BACKENDS = ("memoryd.store.sqlite", "memoryd.store.postgres")
 DRIVERS = ("sqlite3", "psycopg", "psycopg_pool", "pgvector")
 MAX_ENGINE_MEMBERS = 40
 ENGINE_CAPABILITIES = ("kg", "domains", "tasks", "waits", "codebase", "views", "admin")
+ENGINE_PACKAGES = (*ENGINE_CAPABILITIES, "memory")
+ENGINE_SHARED = ("__init__", "context", "checks", "facade", "moved")
 
 
 def _modules() -> dict[str, Path]:
@@ -212,6 +218,23 @@ def test_the_engine_core_is_small_and_its_capabilities_are_attributes() -> None:
         facade = inspect.get_annotations(attribute.fget, eval_str=True)["return"]
         assert isinstance(facade, type) and not issubclass(facade, Engine), name
         assert facade.__module__.startswith("memoryd.engine."), name
+
+
+def test_the_engine_folder_holds_capability_packages() -> None:
+    folder = PACKAGE / "engine"
+    flat = sorted(p.stem for p in folder.glob("*.py"))
+    assert flat == sorted(ENGINE_SHARED), f"flat modules in engine/: {flat}"
+    packages = sorted(p.name for p in folder.iterdir()
+                      if p.is_dir() and (p / "__init__.py").exists())
+    assert packages == sorted(ENGINE_PACKAGES), packages
+    for name in ENGINE_CAPABILITIES:
+        facade = inspect.get_annotations(getattr(Engine, name).fget, eval_str=True)["return"]
+        assert facade.__module__ == f"memoryd.engine.{name}.facade", (name, facade.__module__)
+    names = [m.rpartition(".")[2] for m in MODULES if _within(m, ("memoryd.engine",))]
+    assert not [n for n in names if n.startswith(("kg_", "domain_", "task_", "wait_"))], names
+    graphs = [m for m in MODULES if _within(m, ("memoryd.engine",))
+              and "graph" in m.rpartition(".")[2] and not _within(m, ("memoryd.engine.kg",))]
+    assert not graphs, f"'graph' means a knowledge graph (engine/kg/): {graphs}"
 
 
 def test_no_class_of_the_engine_has_mixin_bases() -> None:

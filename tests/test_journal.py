@@ -22,7 +22,7 @@ import memoryd
 from memoryd.engine import Engine
 from memoryd.errors import InvalidInput
 from memoryd.dates import day_bounds, parse_day
-from memoryd.engine.journal import collect_day, iter_changes, render_markdown
+from memoryd.engine.views.journal import collect_day, iter_changes, render_markdown
 
 
 @pytest.fixture(params=STORE_BACKENDS)

@@ -72,7 +72,7 @@ def test_error_hierarchy() -> None:
 def test_import_memoryd_does_not_load_torch() -> None:
     loaded = run_python(
         "import sys, json, memoryd\n"
-        "import memoryd.engine, memoryd.engine.transfer, memoryd.embed\n"
+        "import memoryd.engine, memoryd.engine.admin.transfer, memoryd.embed\n"
         f"print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
     )
     assert loaded == {m: False for m in HEAVY}

@@ -186,7 +186,7 @@ def test_secrets_in_task_text_are_refused_and_nothing_is_stored(tmem, open_mem, 
     ({"name": "x" * 201}, "name"),
 ])
 def test_bad_registrations_are_refused(tmem, bad, message) -> None:
-    from memoryd.engine import tasks
+    from memoryd.engine.tasks import lifecycle as tasks
 
     with pytest.raises(InvalidInput, match=message):
         tasks.register_task(tmem.context, bad)

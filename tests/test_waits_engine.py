@@ -15,7 +15,7 @@ from test_waits_file import append_later
 from waits_fixtures import json_answer, local_server, wait_until  # noqa: F401 - fixtures
 
 from memoryd import Access, Actor, InvalidInput, TaskNotFound
-from memoryd.engine import waits as wait_service
+from memoryd.engine.waits import service as wait_service
 from memoryd.waits import InvalidWait, WaitNotFound
 
 
@@ -217,7 +217,7 @@ def test_what_a_wait_saw_is_kept_without_credentials(open_waits, log) -> None:
 
 def test_wait_settings_are_off_by_default_and_read_from_the_environment(monkeypatch) -> None:
     from memoryd import Settings
-    from memoryd.engine.wait_setup import (
+    from memoryd.engine.waits.setup import (
         activity_settings,
         frame_judge,
         wait_policy,

@@ -37,7 +37,7 @@ from bench.domains_engine.report import markdown
 from memoryd.config import Settings
 from memoryd.embed import LocalEmbedder
 from memoryd.engine import Engine
-from memoryd.engine.domain_assign import classify_new
+from memoryd.engine.domains.assign import classify_new
 from memoryd.store.base import Actor
 
 

@@ -1,5 +1,5 @@
 """API keys, the pure part: their format, scopes and hashing (the engine stores them:
-:mod:`memoryd.engine.keys`).
+:mod:`memoryd.engine.admin.keys`).
 
 A key is ``mk_`` followed by 43 URL-safe characters (256 random bits). Only its
 SHA-256 is stored: for a random 256-bit secret a plain hash is as good as a slow

@@ -176,3 +176,12 @@ class EngineContext:
         if not self.access.restricted:
             return found
         return {i: m for i, m in found.items() if self.access.allows(m)}
+
+
+def work_context(ctx: EngineContext) -> EngineContext:
+    """``ctx``, unless its caller is limited to domains: tasks and waits carry a scope and an
+    agent but no domains, so such a key would see every task and wait of its scope."""
+    if ctx.access.domains is not None:
+        raise Forbidden("task memory and smart waits are not available to a key limited "
+                        "to domains")
+    return ctx

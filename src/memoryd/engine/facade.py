@@ -21,21 +21,23 @@ from memoryd.cognition import gating
 from memoryd.cognition.extraction import Message
 from memoryd.config import Settings
 from memoryd.embed import Embedder
-from memoryd.engine import capture, feedback, graph, ingest, maintenance, recall, writes
-from memoryd.engine.admin import Admin
+from memoryd.engine.admin import maintenance
+from memoryd.engine.admin.facade import Admin
 from memoryd.engine.checks import check_min_score, check_query, parse_filters
-from memoryd.engine.codebase_facade import Codebase
+from memoryd.engine.codebase.facade import Codebase
 from memoryd.engine.context import Access, Clock, EngineContext
-from memoryd.engine.domain_auto import AutoDiscovery
-from memoryd.engine.domain_discovery import discover as discover_domains
-from memoryd.engine.domain_methods import Domains, reading
-from memoryd.engine.facade_views import Views
-from memoryd.engine.facade_work import Tasks, Waits
-from memoryd.engine.kg_facade import KnowledgeGraphs
-from memoryd.engine.kg_feed import visible_details
+from memoryd.engine.domains.auto import AutoDiscovery
+from memoryd.engine.domains.discovery import discover as discover_domains
+from memoryd.engine.domains.facade import Domains, reading
+from memoryd.engine.kg.facade import KnowledgeGraphs
+from memoryd.engine.kg.feed import visible_details
+from memoryd.engine.memory import capture, feedback, ingest, links, recall, writes
+from memoryd.engine.memory.search import SearchMode, SearchOptions, run_search
 from memoryd.engine.moved import forward
-from memoryd.engine.search import SearchMode, SearchOptions, run_search
-from memoryd.engine.waits import WaitService
+from memoryd.engine.tasks.facade import Tasks
+from memoryd.engine.views.facade import Views
+from memoryd.engine.waits.facade import Waits
+from memoryd.engine.waits.service import WaitService
 from memoryd.errors import Forbidden, InvalidInput, MemoryNotFound
 from memoryd.llm import ChatClient, client_from_settings
 from memoryd.models import (
@@ -401,11 +403,11 @@ class Engine:
     def link(self, source_id: str, target_id: str, edge_type: str = "related",
              weight: float = 0.5, **kwargs: Any) -> Edge:
         """Create a typed, weighted edge between two memories."""
-        return graph.link(self._ctx, source_id, target_id, edge_type, weight, **kwargs)
+        return links.link(self._ctx, source_id, target_id, edge_type, weight, **kwargs)
 
     def explore(self, memory_id: str, depth: int = 2) -> Neighbourhood:
         """The memories within ``depth`` (1-3) hops of a memory."""
-        return graph.explore(self._ctx, memory_id, depth)
+        return links.explore(self._ctx, memory_id, depth)
 
     # --- agent hooks ------------------------------------------------------
     def capture(self, messages: list[Message], session_key: str, *,
