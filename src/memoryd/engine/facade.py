@@ -2,7 +2,7 @@
 
 The CLI, the REST API and the MCP server are thin faces over these methods. Each method
 validates its arguments and hands an :class:`EngineContext` to the procedure that does the
-work (``memoryd.engine.<module>``). The capabilities are facades reached as attributes:
+work (``memoryd.engine.memory.<module>``). The capabilities are facades reached as attributes:
 ``engine.kg`` (knowledge graphs), ``engine.domains``, ``engine.tasks`` (task memory and
 intentions), ``engine.waits``, ``engine.codebase``, ``engine.views`` and ``engine.admin``;
 the names they took from the Engine keep working, with a DeprecationWarning
@@ -57,7 +57,9 @@ from memoryd.store.base import Actor, ListOrder, Store
 class Engine:
     """A memory: a store plus an embedder plus the settings that tune them.
 
-    Use :func:`memoryd.open` to make one. Usable as a context manager.
+    Use :func:`memoryd.open` to make one. Usable as a context manager. The memory verbs are
+    its methods; the capabilities are its attributes (``mem.kg``, ``mem.domains``,
+    ``mem.tasks``, ``mem.waits``, ``mem.codebase``, ``mem.views``, ``mem.admin``).
     """
 
     def __init__(
