@@ -116,7 +116,7 @@ def start_server(
         engine, config, free_port(), limits=limits, log_level=log_level, prepare_app=prepare_app
     )
     for label, spec in (key_specs or {}).items():
-        server.keys[label] = engine.create_key(label, **spec).secret
+        server.keys[label] = engine.admin.create_key(label, **spec).secret
     return server.start()
 
 

@@ -92,9 +92,10 @@ def build_world(base: Path, embedder: Embedder) -> World:
     settings = Settings(home=world.home, domains_auto=False)
     with memoryd.open(f"sqlite:///{world.home / 'memoryd.db'}", settings=settings,
                       embedder=embedder) as mem:
-        world.keys["admin"] = mem.create_key("admin", scopes=["read", "write", "admin"]).secret
-        world.keys["writer"] = mem.create_key("writer").secret
-        world.keys["bot"] = mem.create_key("bot", agent_id="bot-1").secret
+        world.keys["admin"] = mem.admin.create_key(
+            "admin", scopes=["read", "write", "admin"]).secret
+        world.keys["writer"] = mem.admin.create_key("writer").secret
+        world.keys["bot"] = mem.admin.create_key("bot", agent_id="bot-1").secret
         _memories(mem, world)
         _domains(mem)
         _graph(mem, world)
@@ -118,9 +119,9 @@ def _memories(mem, world: World) -> None:  # type: ignore[no-untyped-def]
 def _domains(mem) -> None:  # type: ignore[no-untyped-def]
     first = [r for r in SINGLE if r["topics"][0] in ("network", "cooking")]
     mem.add_many(items(first))
-    assert mem.discover_domains(force=True).action == "discovered"
+    assert mem.domains.discover(force=True).action == "discovered"
     mem.add_many(items([r for r in ROWS if r not in first]))
-    proposals = mem.recluster_domains()
+    proposals = mem.domains.recluster()
     assert any(p.kind == "new" for p in proposals), proposals
 
 
@@ -135,7 +136,7 @@ def _graph(mem, world: World) -> None:  # type: ignore[no-untyped-def]
         edges=[{"source": "wal-busy", "target": "lock-storm", "type": "caused_by"}])
     time.sleep(1.2)
     mem.kg.write(project, nodes=[
-        {"id": "old-cache", "valid_until": mem.clock().isoformat()},
+        {"id": "old-cache", "valid_until": mem.context.clock().isoformat()},
         {"id": "new-cache", "name": "Sessions cached in memcached", "type": "decision"}],
         edges=[{"source": "new-cache", "target": "old-cache", "type": "supersedes"}])
 

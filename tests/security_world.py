@@ -183,8 +183,8 @@ def _seed(world: World) -> None:
         )
         assert intention.status_code == 200, intention.text
         world.foreign["intention"] = intention.json()["data"]["intention"]
-    record = next(k for k in server.engine.list_keys() if k.label == "revoked")
-    server.engine.revoke_key(record.id)
+    record = next(k for k in server.engine.admin.list_keys() if k.label == "revoked")
+    server.engine.admin.revoke_key(record.id)
 
 
 def world_fixture(

@@ -1,4 +1,4 @@
-"""Access recording in the background (memoryd.engine.access_writer): searches queue the
+"""Access recording in the background (memoryd.engine.memory.access_writer): searches queue the
 testing effect and never wait for the write lock; settle() and close() write everything
 queued; a full queue drops and counts; the writer thread never holds up an exit.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import memoryd
-from memoryd.engine.access_writer import AccessWriter, Retrieval
+from memoryd.engine.memory.access_writer import AccessWriter, Retrieval
 
 TEXTS = [
     "Alice maintains the billing service written in Go",

@@ -11,7 +11,7 @@ from test_waits_activity import memory_hog  # noqa: F401 - fixture
 from waits_fixtures import wait_until
 
 from memoryd import Actor
-from memoryd.engine.activity import ActivityRecorder
+from memoryd.engine.waits.activity import ActivityRecorder
 from memoryd.waits.activity import ActivityMonitor, ActivitySettings, ProcessSpikes
 
 
@@ -65,7 +65,7 @@ def test_log_errors_become_memories_through_the_running_waits(open_mem, tmp_path
     log.write_text("")
     mem = open_mem(f"sqlite:///{tmp_path / 'm.db'}", activity_log_files=[str(log)],
                    activity_interval_s=1.0, wait_runner="activity-host")
-    mem.start_waits()
+    mem.waits.start()
     with open(log, "a") as f:
         f.write("ERROR job 17 failed: connection refused (password=hunter2hunter2)\n")
         f.write("ERROR job 18 failed: connection refused (password=hunter2hunter2)\n")
@@ -82,5 +82,5 @@ def test_log_errors_become_memories_through_the_running_waits(open_mem, tmp_path
 
 def test_activity_is_off_by_default(open_mem, tmp_path: Path) -> None:
     mem = open_mem(f"sqlite:///{tmp_path / 'm.db'}", wait_runner="quiet-host")
-    mem.start_waits()
-    assert mem.waits_running and mem._waits._activity is None
+    mem.waits.start()
+    assert mem.waits.running and mem._waits._activity is None

@@ -68,20 +68,21 @@ def test_x_api_key_header_works(live_server: LiveServer):
 
 
 def test_revoked_key_is_401(live_server: LiveServer):
-    made = live_server.engine.create_key("temp", scopes=["read"])
+    made = live_server.engine.admin.create_key("temp", scopes=["read"])
     with live_server.client(made.secret) as client:
         assert client.get("/api/v1/stats").status_code == 200
-        live_server.engine.revoke_key(made.key.id)
+        live_server.engine.admin.revoke_key(made.key.id)
         response = client.get("/api/v1/stats")
         assert response.status_code == 401 and "revoked" in response.json()["error"]
 
 
 def test_last_used_is_recorded(live_server: LiveServer):
-    made = live_server.engine.create_key("usage", scopes=["read"])
-    assert next(k for k in live_server.engine.list_keys() if k.id == made.key.id).last_used is None
+    made = live_server.engine.admin.create_key("usage", scopes=["read"])
+    keys = live_server.engine.admin.list_keys
+    assert next(k for k in keys() if k.id == made.key.id).last_used is None
     with live_server.client(made.secret) as client:
         client.get("/api/v1/stats").raise_for_status()
-    assert next(k for k in live_server.engine.list_keys() if k.id == made.key.id).last_used is not None
+    assert next(k for k in keys() if k.id == made.key.id).last_used is not None
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,7 @@ def _state(server: LiveServer) -> tuple[Any, ...]:
         engine.store.count(),
         engine.stats().get("last_seq"),
         len(engine.store.keys.list_keys()),
-        len(engine.list_intentions("all")),
+        len(engine.tasks.list_intentions("all")),
     )
 
 

@@ -9,7 +9,15 @@
 7. the store is a core contract of at most 40 public methods and parts reached as its
    attributes, no class of the store has more than one base (no mixins), and the database
    drivers are imported only by the backend packages ``store/sqlite/`` and ``store/postgres/``;
-8. every operation has a face (a route or a tool) and a description.
+8. every operation has a face (a route or a tool) and a description;
+9. the Engine is a core of at most 40 public members and capabilities reached as its
+   attributes (``engine.kg``, ``engine.domains``, ...), no class of the engine has more
+   than one base (no mixins), and the names that moved off the Engine point at attributes
+   that exist;
+10. the engine's folder is a handful of capability packages (each with the facade its
+    attribute returns) beside the shared modules: no flat ``kg_*``/``domain_*`` files, and
+    one word per thing in module names ("links" between memories, "kg" for knowledge
+    graphs).
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ import pytest
 
 import memoryd
 from memoryd.api.routes import BINDINGS
+from memoryd.engine import Engine
+from memoryd.engine.moved import MOVED
 from memoryd.operations import REGISTRY, tool_operations
 from memoryd.operations.profiles import OVERRIDES
 from memoryd.store.base import Store
@@ -44,6 +54,10 @@ MAX_STORE_CORE_METHODS = 40
 STORE_PARTS = ("work", "domains", "graph_files", "keys", "bookkeeping", "transfer")
 STORE_BACKENDS = ("memoryd.store.sqlite", "memoryd.store.postgres")
 DRIVERS = ("sqlite3", "psycopg", "psycopg_pool", "pgvector")
+MAX_ENGINE_MEMBERS = 40
+ENGINE_CAPABILITIES = ("kg", "domains", "tasks", "waits", "codebase", "views", "admin")
+ENGINE_PACKAGES = (*ENGINE_CAPABILITIES, "memory")
+ENGINE_SHARED = ("__init__", "context", "checks", "facade", "moved")
 
 
 def _modules() -> dict[str, Path]:
@@ -192,6 +206,57 @@ def test_backend_code_lives_in_the_backend_packages() -> None:
             assert _within(name, STORE_BACKENDS), f"{name} imports {sorted(drivers)}"
     for backend in STORE_BACKENDS:
         assert MODULES[backend].name == "__init__.py", f"{backend} is not a package"
+
+
+def test_the_engine_core_is_small_and_its_capabilities_are_attributes() -> None:
+    public = [name for name, _ in inspect.getmembers(Engine) if not name.startswith("_")]
+    assert len(public) <= MAX_ENGINE_MEMBERS, f"Engine has {len(public)}: {public}"
+    assert Engine.__bases__ == (object,), "the Engine is composed, not assembled from mixins"
+    for name in ENGINE_CAPABILITIES:
+        attribute = inspect.getattr_static(Engine, name)
+        assert isinstance(attribute, property), f"engine.{name} is not an attribute"
+        facade = inspect.get_annotations(attribute.fget, eval_str=True)["return"]
+        assert isinstance(facade, type) and not issubclass(facade, Engine), name
+        assert facade.__module__.startswith("memoryd.engine."), name
+
+
+def test_the_engine_folder_holds_capability_packages() -> None:
+    folder = PACKAGE / "engine"
+    flat = sorted(p.stem for p in folder.glob("*.py"))
+    assert flat == sorted(ENGINE_SHARED), f"flat modules in engine/: {flat}"
+    packages = sorted(p.name for p in folder.iterdir()
+                      if p.is_dir() and (p / "__init__.py").exists())
+    assert packages == sorted(ENGINE_PACKAGES), packages
+    for name in ENGINE_CAPABILITIES:
+        facade = inspect.get_annotations(getattr(Engine, name).fget, eval_str=True)["return"]
+        assert facade.__module__ == f"memoryd.engine.{name}.facade", (name, facade.__module__)
+    names = [m.rpartition(".")[2] for m in MODULES if _within(m, ("memoryd.engine",))]
+    assert not [n for n in names if n.startswith(("kg_", "domain_", "task_", "wait_"))], names
+    graphs = [m for m in MODULES if _within(m, ("memoryd.engine",))
+              and "graph" in m.rpartition(".")[2] and not _within(m, ("memoryd.engine.kg",))]
+    assert not graphs, f"'graph' means a knowledge graph (engine/kg/): {graphs}"
+
+
+def test_no_class_of_the_engine_has_mixin_bases() -> None:
+    offenders = []
+    for name, path in MODULES.items():
+        if not _within(name, ("memoryd.engine",)):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and len(node.bases) > 1:
+                offenders.append(f"{name}.{node.name}")
+    assert not offenders, offenders
+
+
+def test_the_names_that_left_the_engine_point_somewhere() -> None:
+    """Each deprecated Engine name is gone from the class and its new path exists (the
+    first step an attribute of the Engine, the last one of that attribute's class)."""
+    for old, path in MOVED.items():
+        assert inspect.getattr_static(Engine, old, None) is None, old
+        first, _, rest = path.partition(".")
+        attribute = inspect.getattr_static(Engine, first)
+        owner = inspect.get_annotations(attribute.fget, eval_str=True)["return"]
+        assert hasattr(owner, rest) or rest in inspect.get_annotations(owner), path
 
 
 def _all_imports(path: Path) -> set[str]:

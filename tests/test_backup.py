@@ -31,7 +31,7 @@ def filled(mem):
 
 
 def test_backup_is_a_consistent_memoryd_store(filled, tmp_path, shared_embedder) -> None:
-    target = filled.backup(tmp_path / "copies" / "backup.db")
+    target = filled.admin.backup(tmp_path / "copies" / "backup.db")
     assert target.exists()
     counts = check_consistency(target)
     assert counts["memories"] == 5
@@ -48,18 +48,18 @@ def test_backup_never_overwrites(filled, tmp_path) -> None:
     target = tmp_path / "backup.db"
     target.write_text("precious data")
     with pytest.raises(StoreError):
-        filled.backup(target)
+        filled.admin.backup(target)
     assert target.read_text() == "precious data"
 
 
 def test_restore_round_trip(filled, tmp_path, store_path) -> None:
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     before = {m.id: m.content for m in filled.store.iter_memories()}
     history_before = [h.operation for h in filled.history("b1")]
     late = filled.add("The harbour master retires in June")
     filled.update("b1", content="pottery glaze recipes changed")
     filled.delete("b3")
-    filled.restore(backup)
+    filled.admin.restore(backup)
     assert {m.id: m.content for m in filled.store.iter_memories()} == before
     assert [h.operation for h in filled.history("b1")] == history_before
     assert filled.get("b3").content == before["b3"]
@@ -90,7 +90,7 @@ def test_restore_refuses_non_memoryd_files(filled, tmp_path, kind: str) -> None:
     elif kind == "empty_dir":
         source.mkdir()
     with pytest.raises(NotAMemorydStore):
-        filled.restore(source)
+        filled.admin.restore(source)
     assert filled.store.count() == 5
     assert filled.search("astronomy", mode="keyword")[0].memory.id == "b2"
 
@@ -98,18 +98,18 @@ def test_restore_refuses_non_memoryd_files(filled, tmp_path, kind: str) -> None:
 def test_restore_with_another_model_changes_nothing(filled, tmp_path) -> None:
     with memoryd.open(f"sqlite:///{tmp_path}/other.db", embedder=HashEmbedder()) as other:
         other.add("made by another model")
-        backup = other.backup(tmp_path / "other-backup.db")
+        backup = other.admin.backup(tmp_path / "other-backup.db")
     with pytest.raises(ModelMismatch):
-        filled.restore(backup)
+        filled.admin.restore(backup)
     assert filled.store.count() == 5
 
 
 def test_seq_keeps_increasing_across_restore(filled, tmp_path) -> None:
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     for i in range(3):
         filled.add(f"post-backup memory {i}")
     high = filled.stats()["last_seq"]
-    filled.restore(backup)
+    filled.admin.restore(backup)
     after = filled.add("first change after the restore")
     assert after.seq > high
 
@@ -133,7 +133,7 @@ def test_backup_while_another_engine_writes(filled, tmp_path, store_url, open_me
     thread.start()
     copies = []
     for n in range(3):
-        copies.append(filled.backup(tmp_path / f"online-{n}.db"))
+        copies.append(filled.admin.backup(tmp_path / f"online-{n}.db"))
     thread.join(60)
     assert done.is_set() and not errors
     for copy in copies:
@@ -145,11 +145,11 @@ def test_backup_while_another_engine_writes(filled, tmp_path, store_url, open_me
 def test_other_engine_sees_vectors_written_after_a_restore(filled, tmp_path, store_url, open_mem) -> None:
     """An engine that stays open across another engine's restore keeps finding new vectors
     (its vector cache syncs by seq, so seq must not go backwards)."""
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     filled.add_many([{"content": f"later memory {i}"} for i in range(5)])
     watcher = open_mem(store_url)
     assert watcher.search("later memory", mode="vector", limit=1)
-    filled.restore(backup)
+    filled.admin.restore(backup)
     new = filled.add("The zeppelin hangar is in Friedrichshafen")
     hits = watcher.search("airship hangar", mode="vector", limit=1, cognitive=False,
                           associations=False)

@@ -38,8 +38,8 @@ def snapshot(mem) -> dict:
     return {
         "memories": {m.id: m.content for m in mem.store.iter_memories()},
         "history": [(h.seq, h.operation) for h in mem.history("b1")],
-        "ledger_ok": mem.verify_ledger().ok,
-        "ledger_head": mem.ledger_head().hash,
+        "ledger_ok": mem.admin.verify_ledger().ok,
+        "ledger_head": mem.admin.ledger_head().hash,
         "found": mem.search("telescopes and stars", mode="vector", limit=1)[0].memory.id,
     }
 
@@ -69,7 +69,7 @@ def forge_manifest(backup: Path) -> None:
 
 
 def test_backup_writes_a_manifest_that_describes_it(filled, backend, tmp_path) -> None:
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     manifest = json.loads(manifest_path(backup).read_text())
     assert manifest["format"] == MANIFEST_FORMAT and manifest["version"] == 1
     assert manifest["backend"] == backend and manifest["file"] == "backup.db"
@@ -84,10 +84,10 @@ def test_backup_writes_a_manifest_that_describes_it(filled, backend, tmp_path) -
 
 
 def test_a_verified_backup_restores(filled, tmp_path) -> None:
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     before = snapshot(filled)
     filled.add("written after the backup")
-    filled.restore(backup)
+    filled.admin.restore(backup)
     assert {m.id for m in filled.store.iter_memories()} == set(before["memories"])
 
 
@@ -95,11 +95,11 @@ def test_a_verified_backup_restores(filled, tmp_path) -> None:
 def test_a_damaged_backup_is_refused_and_the_store_is_untouched(
     filled, tmp_path, damage
 ) -> None:
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     damage(backup)
     before = snapshot(filled)
     with pytest.raises(BackupRejected, match="not the file its manifest describes"):
-        filled.restore(backup)
+        filled.admin.restore(backup)
     assert snapshot(filled) == before
     assert filled.store.health()["ok"] is True
 
@@ -109,14 +109,14 @@ def test_damage_behind_a_matching_manifest_fails_the_backups_own_check(
     filled, backend, tmp_path, damage
 ) -> None:
     """The second layer: SQLite's integrity check, or a full read of the gzip dump."""
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     if backend == "sqlite" and damage is flip_middle:
         damage = overwrite_middle_page
     damage(backup)
     forge_manifest(backup)
     before = snapshot(filled)
     with pytest.raises(BackupRejected) as info:
-        filled.restore(backup)
+        filled.admin.restore(backup)
     assert any(
         words in str(info.value)
         for words in ("integrity check", "damaged", "incomplete", "row counts differ")
@@ -140,11 +140,11 @@ def overwrite_middle_page(path: Path) -> None:
 
 
 def test_a_backup_without_a_manifest_is_refused(filled, tmp_path) -> None:
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     manifest_path(backup).unlink()
     before = snapshot(filled)
     with pytest.raises(BackupRejected, match="has no manifest"):
-        filled.restore(backup)
+        filled.admin.restore(backup)
     assert snapshot(filled) == before
 
 
@@ -161,22 +161,22 @@ def test_a_backup_without_a_manifest_is_refused(filled, tmp_path) -> None:
     ids=["format", "newer", "backend", "counts", "hash", "garbage"],
 )
 def test_a_manifest_that_does_not_match_is_refused(filled, tmp_path, edit) -> None:
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     target = manifest_path(backup)
     manifest = json.loads(target.read_text())
     edit(manifest)
     target.write_text(json.dumps(manifest))
     before = snapshot(filled)
     with pytest.raises(BackupRejected):
-        filled.restore(backup)
+        filled.admin.restore(backup)
     assert snapshot(filled) == before
 
 
 def test_an_unreadable_manifest_is_refused(filled, tmp_path) -> None:
-    backup = filled.backup(tmp_path / "backup.db")
+    backup = filled.admin.backup(tmp_path / "backup.db")
     manifest_path(backup).write_bytes(b"\xff\xfe not json")
     with pytest.raises(BackupRejected, match="not a readable backup manifest"):
-        filled.restore(backup)
+        filled.admin.restore(backup)
 
 
 @pytest.mark.parametrize("kind", ["text", "foreign_sqlite", "foreign_gzip", "missing", "dir"])
@@ -204,7 +204,7 @@ def test_files_that_are_no_backup_at_all_are_named_so(tmp_path, kind) -> None:
 def test_a_backup_of_a_damaged_sqlite_store_gets_no_manifest(tmp_path, mem) -> None:
     """(A PostgreSQL dump is written row by row from a live server: no file to damage.)"""
     mem.add_many([{"content": f"memory {t}"} for t in TOPICS])
-    backup = mem.backup(tmp_path / "backup.db")
+    backup = mem.admin.backup(tmp_path / "backup.db")
     manifest_path(backup).unlink()
     overwrite_middle_page(backup)
     with pytest.raises(BackupRejected, match="integrity check|damaged"):

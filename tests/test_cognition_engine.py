@@ -39,9 +39,9 @@ def cmem(open_mem, store_url, clock):
 def test_promote_strengthens_and_demote_weakens(cmem, clock):
     memory = cmem.add("The staging database runs PostgreSQL 16 on port 5433")
     clock.advance(days=3)
-    before = cmem.memory_state(memory.id)
+    before = cmem.views.memory_state(memory.id)
     promoted = cmem.promote(memory.id, reason="confirmed by the user")
-    after = cmem.memory_state(memory.id)
+    after = cmem.views.memory_state(memory.id)
     assert promoted.state.reps == 1
     assert after.stability_days > before.stability_days
     assert after.retention > before.retention
@@ -49,7 +49,7 @@ def test_promote_strengthens_and_demote_weakens(cmem, clock):
 
     clock.advance(days=1)
     cmem.demote(memory.id, reason="port changed")
-    demoted = cmem.memory_state(memory.id)
+    demoted = cmem.views.memory_state(memory.id)
     assert demoted.lapses == 1
     assert demoted.retention < after.retention
     ops = [h.operation for h in cmem.history(memory.id)]
@@ -90,7 +90,7 @@ def test_search_without_recording_leaves_state_alone(cmem):
 def test_cold_memories_stay_reachable_through_tier_escalation(cmem, clock):
     old = cmem.add("The 2019 outage was caused by an expired TLS certificate on the load balancer")
     clock.advance(days=400)
-    report = cmem.consolidate()
+    report = cmem.admin.consolidate()
     assert old.id in report.archived
     assert cmem.get(old.id).tier == "cold"
     for i in range(5):
@@ -189,11 +189,11 @@ def test_session_memories_are_linked_in_order(cmem):
 def test_consolidation_dry_run_writes_nothing_and_merges_duplicates(cmem, clock):
     a = cmem.add("The VPN gateway address is vpn.example.org")
     b = cmem.add("The VPN gateway address is vpn.example.org")  # plain add keeps duplicates
-    dry = cmem.consolidate(dry_run=True)
+    dry = cmem.admin.consolidate(dry_run=True)
     assert dry.merged == [[a.id, b.id]]
     assert cmem.get(b.id).superseded_by is None
     assert cmem.store.bookkeeping.list_reports("consolidation") == []
-    real = cmem.consolidate()
+    real = cmem.admin.consolidate()
     assert real.merged == [[a.id, b.id]]
     assert cmem.get(b.id).superseded_by == a.id
     assert cmem.get(a.id).state.reps == 1
@@ -206,16 +206,16 @@ def test_gc_is_dry_by_default_and_purge_scrubs_history(cmem, clock):
     cmem.demote(weak.id)
     cmem.demote(weak.id)
     clock.advance(days=3650)
-    listed = cmem.gc(min_retention=0.5)
+    listed = cmem.admin.gc(min_retention=0.5)
     assert weak.id in listed.candidates and listed.deleted == 0
     assert cmem.get(weak.id)
-    done = cmem.gc(min_retention=0.5, dry_run=False)
+    done = cmem.admin.gc(min_retention=0.5, dry_run=False)
     assert done.deleted == len(done.candidates)
     with pytest.raises(MemoryNotFound):
         cmem.get(weak.id)
 
     secret_ish = cmem.add("The intern's personal phone number is on the whiteboard")
-    cmem.purge(secret_ish.id)
+    cmem.admin.purge(secret_ish.id)
     history = cmem.history(secret_ish.id)
     assert history[-1].operation == "purge"
     assert "content_sha256" in history[-1].details
@@ -224,44 +224,45 @@ def test_gc_is_dry_by_default_and_purge_scrubs_history(cmem, clock):
 
 
 def test_time_intentions_fire_when_due_and_snooze(cmem, clock):
-    due = cmem.set_intention("Rotate the API keys", {"type": "time", "in_minutes": 30},
-                             priority="high")
-    assert cmem.check_intentions() == []
+    due = cmem.tasks.set_intention("Rotate the API keys", {"type": "time", "in_minutes": 30},
+                                   priority="high")
+    assert cmem.tasks.check_intentions() == []
     clock.advance(minutes=31)
-    assert [i.id for i in cmem.check_intentions()] == [due.id]
-    cmem.update_intention(due.id, "snooze", snooze_minutes=10)
-    assert cmem.check_intentions() == []
+    assert [i.id for i in cmem.tasks.check_intentions()] == [due.id]
+    cmem.tasks.update_intention(due.id, "snooze", snooze_minutes=10)
+    assert cmem.tasks.check_intentions() == []
     clock.advance(minutes=11)
-    assert [i.id for i in cmem.check_intentions()] == [due.id]
-    cmem.update_intention(due.id, "complete")
-    assert cmem.check_intentions() == []
-    assert cmem.list_intentions("completed")[0].id == due.id
+    assert [i.id for i in cmem.tasks.check_intentions()] == [due.id]
+    cmem.tasks.update_intention(due.id, "complete")
+    assert cmem.tasks.check_intentions() == []
+    assert cmem.tasks.list_intentions("completed")[0].id == due.id
 
 
 def test_context_and_event_intentions_match_globs_and_keys(cmem):
-    py = cmem.set_intention("Add type hints", {"type": "context", "codebase": "memoryd",
-                                               "file_pattern": "src/**/*.py"})
-    topic = cmem.set_intention("Mention the migration", {"type": "context",
-                                                         "topic": "postgres migration"})
-    event = cmem.set_intention("Run the smoke tests", {"type": "event", "event": "deploy"})
-    assert [i.id for i in cmem.check_intentions({"codebase": "memoryd",
-                                                 "files": ["src/memoryd/engine.py"]})] == [py.id]
-    assert cmem.check_intentions({"codebase": "memoryd", "files": ["README.md"]}) == []
-    assert cmem.check_intentions({"codebase": "other", "files": ["src/a.py"]}) == []
+    py = cmem.tasks.set_intention("Add type hints", {"type": "context", "codebase": "memoryd",
+                                                     "file_pattern": "src/**/*.py"})
+    topic = cmem.tasks.set_intention("Mention the migration", {"type": "context",
+                                                               "topic": "postgres migration"})
+    event = cmem.tasks.set_intention("Run the smoke tests", {"type": "event", "event": "deploy"})
+    assert [i.id for i in cmem.tasks.check_intentions({"codebase": "memoryd",
+                                                       "files": ["src/memoryd/engine.py"]})] == [py.id]
+    assert cmem.tasks.check_intentions({"codebase": "memoryd", "files": ["README.md"]}) == []
+    assert cmem.tasks.check_intentions({"codebase": "other", "files": ["src/a.py"]}) == []
     # '*' does not cross directories; '**' does.
-    assert [i.id for i in cmem.check_intentions({"codebase": "memoryd", "files": ["src/x.py"]})] == [py.id]
-    assert [i.id for i in cmem.check_intentions({"text": "the Postgres migration plan"})] == [topic.id]
-    assert [i.id for i in cmem.check_intentions({"event": "deploy"})] == [event.id]
-    cmem.update_intention(event.id, "cancel")
-    assert cmem.check_intentions({"event": "deploy"}) == []
+    check = cmem.tasks.check_intentions
+    assert [i.id for i in check({"codebase": "memoryd", "files": ["src/x.py"]})] == [py.id]
+    assert [i.id for i in check({"text": "the Postgres migration plan"})] == [topic.id]
+    assert [i.id for i in cmem.tasks.check_intentions({"event": "deploy"})] == [event.id]
+    cmem.tasks.update_intention(event.id, "cancel")
+    assert cmem.tasks.check_intentions({"event": "deploy"}) == []
     with pytest.raises(InvalidInput):
-        cmem.set_intention("x", {"type": "time"})
+        cmem.tasks.set_intention("x", {"type": "time"})
     with pytest.raises(InvalidInput):
-        cmem.set_intention("x", {"type": "context"})
+        cmem.tasks.set_intention("x", {"type": "context"})
     with pytest.raises(InvalidInput):
-        cmem.check_intentions({"colour": "blue"})
+        cmem.tasks.check_intentions({"colour": "blue"})
     with pytest.raises(IntentionNotFound):  # an unknown id is a 404, as a memory's is
-        cmem.update_intention("nope", "complete")
+        cmem.tasks.update_intention("nope", "complete")
 
 
 def test_an_intention_trigger_that_could_never_fire_is_refused(cmem):
@@ -274,15 +275,15 @@ def test_an_intention_trigger_that_could_never_fire_is_refused(cmem):
                     {"type": "context", "topic": "?!"},
                     {"type": "context", "codebase": "memoryd", "topic": "  "}):
         with pytest.raises(InvalidInput, match="trigger"):
-            cmem.set_intention("Never due", trigger)
-    assert cmem.list_intentions() == []
+            cmem.tasks.set_intention("Never due", trigger)
+    assert cmem.tasks.list_intentions() == []
     # Surrounding spaces are not part of the key: ' deploy ' fires on the event 'deploy'.
-    event = cmem.set_intention("Run the smoke tests", {"type": "event", "event": " deploy "})
-    repo = cmem.set_intention("Update the changelog", {"type": "context",
+    event = cmem.tasks.set_intention("Run the smoke tests", {"type": "event", "event": " deploy "})
+    repo = cmem.tasks.set_intention("Update the changelog", {"type": "context",
                                                         "codebase": "memoryd "})
     assert event.trigger.event == "deploy" and repo.trigger.codebase == "memoryd"
-    assert [i.id for i in cmem.check_intentions({"event": "deploy"})] == [event.id]
-    assert [i.id for i in cmem.check_intentions({"codebase": " memoryd"})] == [repo.id]
+    assert [i.id for i in cmem.tasks.check_intentions({"event": "deploy"})] == [event.id]
+    assert [i.id for i in cmem.tasks.check_intentions({"codebase": " memoryd"})] == [repo.id]
 
 
 def test_a_codebase_pattern_or_decision_without_text_is_refused(cmem):
@@ -290,30 +291,30 @@ def test_a_codebase_pattern_or_decision_without_text_is_refused(cmem):
     # description was not); a blank rationale left a 'Rationale: ' line.
     for description in ("", "   ", "\n\t"):
         with pytest.raises(InvalidInput, match="description"):
-            cmem.remember_pattern("Repository pattern", description, [], "memoryd")
+            cmem.codebase.remember_pattern("Repository pattern", description, [], "memoryd")
     assert cmem.store.count() == 0
-    decided = cmem.remember_decision("Use FTS5 for keywords", "   ", [" "], [], "memoryd")
+    decided = cmem.codebase.remember_decision("Use FTS5 for keywords", "   ", [" "], [], "memoryd")
     assert decided.content == "Use FTS5 for keywords"
     assert decided.metadata["rationale"] is None
 
 
 def test_codebase_context_returns_what_touches_the_files(cmem):
-    p = cmem.remember_pattern("Repository pattern", "Stores hide SQL behind a contract",
-                              ["src/memoryd/store/"], "memoryd")
-    d = cmem.remember_decision("Use FTS5 for keywords", "Ships with SQLite",
-                               ["Whoosh", "Tantivy"], ["src/memoryd/store/fts.py"], "memoryd")
-    other = cmem.remember_pattern("CLI thinness", "Commands make one engine call",
-                                  ["src/memoryd/cli/*.py"], "memoryd")
-    cmem.remember_pattern("Unrelated", "Another codebase", ["src/"], "other")
-    ctx = cmem.codebase_context("memoryd", ["src/memoryd/store/fts.py"])
+    p = cmem.codebase.remember_pattern("Repository pattern", "Stores hide SQL behind a contract",
+                                       ["src/memoryd/store/"], "memoryd")
+    d = cmem.codebase.remember_decision("Use FTS5 for keywords", "Ships with SQLite",
+                                        ["Whoosh", "Tantivy"], ["src/memoryd/store/fts.py"], "memoryd")
+    other = cmem.codebase.remember_pattern("CLI thinness", "Commands make one engine call",
+                                           ["src/memoryd/cli/*.py"], "memoryd")
+    cmem.codebase.remember_pattern("Unrelated", "Another codebase", ["src/"], "other")
+    ctx = cmem.codebase.context("memoryd", ["src/memoryd/store/fts.py"])
     assert [m.id for m in ctx.patterns] == [p.id]
     assert [m.id for m in ctx.decisions] == [d.id]
     assert "Alternatives considered: Whoosh; Tantivy" in ctx.decisions[0].content
-    cli = cmem.codebase_context("memoryd", ["src/memoryd/cli/data.py"])
+    cli = cmem.codebase.context("memoryd", ["src/memoryd/cli/data.py"])
     assert [m.id for m in cli.patterns] == [other.id]
-    assert len(cmem.codebase_context("memoryd").patterns) == 2
+    assert len(cmem.codebase.context("memoryd").patterns) == 2
     with pytest.raises(InvalidInput):
-        cmem.codebase_context("bad name!")
+        cmem.codebase.context("bad name!")
 
 
 def test_secrets_are_refused_redacted_or_allowed(open_mem, store_url, tmp_path):
@@ -338,6 +339,6 @@ def test_consolidation_takes_the_maintenance_lock(cmem):
         with cmem.store.maintenance_lock("consolidate") as again:
             assert not again  # a second holder is refused at once, not made to wait
         with pytest.raises(MaintenanceBusy):
-            cmem.consolidate()
-        assert cmem.consolidate(dry_run=True).examined == 1  # a dry run writes nothing
-    assert cmem.consolidate().examined == 1
+            cmem.admin.consolidate()
+        assert cmem.admin.consolidate(dry_run=True).examined == 1  # a dry run writes nothing
+    assert cmem.admin.consolidate().examined == 1

@@ -99,7 +99,7 @@ def test_kill_writer_after_some_batches(tmp_path, open_mem) -> None:
     assert mem.store.count() == done
     hit = mem.search("Note 5 on jazz", limit=1)[0]
     assert hit.memory.id == "crash-00005"
-    report = mem.import_jsonl(jsonl, batch_size=250)
+    report = mem.admin.import_jsonl(jsonl, batch_size=250)
     assert (report.imported, report.skipped_existing, report.errors) == (total - done, done, [])
     assert sorted(m.id for m in mem.store.iter_memories()) == ids
     counts = check_consistency(store)
@@ -127,7 +127,7 @@ def test_kill_writer_inside_an_open_transaction(tmp_path, open_mem) -> None:
     mem = open_mem(f"sqlite:///{store}")
     assert {m.id for m in mem.store.iter_memories()} == set(ids[: 2 * batch])
     assert mem.search("Note 250 on volcanoes", mode="keyword", limit=1)[0].memory.id != "crash-00250"
-    report = mem.import_jsonl(jsonl)
+    report = mem.admin.import_jsonl(jsonl)
     assert (report.imported, report.skipped_existing) == (batch, 2 * batch)
     assert sorted(m.id for m in mem.store.iter_memories()) == ids
     check_consistency(store)

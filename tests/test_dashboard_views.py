@@ -26,7 +26,7 @@ def mem(request: pytest.FixtureRequest, open_mem, store_url: str) -> Engine:  # 
 
 
 def _as(mem: Engine, label: str, **binding: object) -> Caller:
-    return Caller.from_key(mem.create_key(label, **binding).key)
+    return Caller.from_key(mem.admin.create_key(label, **binding).key)
 
 
 def _today() -> str:
@@ -35,7 +35,7 @@ def _today() -> str:
 
 # --- the change feed ---------------------------------------------------------------------------
 def test_the_feed_lists_every_change_in_order_and_pages(mem: Engine) -> None:
-    start = mem.last_change()
+    start = mem.views.last_change()
     first = mem.add("The staging database listens on port 5432")
     mem.update(first.id, tags=["db"])
     second = mem.add("Backups run nightly at 02:00")
@@ -45,7 +45,7 @@ def test_the_feed_lists_every_change_in_order_and_pages(mem: Engine) -> None:
         ("create", first.id), ("update", first.id), ("create", second.id), ("delete", second.id)]
     assert feed.changes[0].memory is not None and feed.changes[0].memory.tags == ["db"]
     assert feed.changes[-1].removed and feed.changes[-1].memory is None
-    assert feed.head == feed.next == mem.last_change() and not feed.more
+    assert feed.head == feed.next == mem.views.last_change() and not feed.more
     page = invoke(mem, "changes", {"since": start, "limit": 2}, Caller.local())
     assert len(page.changes) == 2 and page.more
     rest = invoke(mem, "changes", {"since": page.next}, Caller.local())
@@ -53,7 +53,7 @@ def test_the_feed_lists_every_change_in_order_and_pages(mem: Engine) -> None:
 
 
 def test_a_bound_key_sees_only_its_own_changes_and_no_removals(mem: Engine) -> None:
-    start = mem.last_change()
+    start = mem.views.last_change()
     bot = _as(mem, "bot", agent_id="bot-1")
     own = invoke(mem, "memory_create", {"content": "Bot one prefers tabs"}, bot)
     other = mem.labelled("bot-2").add("Bot two prefers spaces")
@@ -110,7 +110,7 @@ def test_the_overview_counts_and_draws_the_callers_memories(mem: Engine) -> None
     for text in ("Lunch is at noon", "The printer is on floor 2", "Standup is at 9:30"):
         mem.add(text, node_type="fact")
     mem.add("Prefer short meetings", node_type="preference")
-    mem.consolidate()
+    mem.admin.consolidate()
     invoke(mem, "search", {"query": "printer floor"}, Caller.local())
     out = invoke(mem, "overview", {}, Caller.local())
     assert out.memories == out.sampled == 4
@@ -146,7 +146,7 @@ def test_the_retention_curve_falls_from_the_last_review_and_marks_reviews(mem: E
 def test_the_memory_graph_travels_back_to_a_superseded_memory(mem: Engine) -> None:
     old = mem.add("The staging database listens on port 5432")
     time.sleep(1.1)
-    middle = mem.clock()
+    middle = mem.context.clock()
     time.sleep(0.1)
     new = mem.ingest("The staging database now listens on port 5433")
     assert new.decision == "supersede"
@@ -188,9 +188,10 @@ def test_a_knowledge_graph_whole_now_and_as_of(mem: Engine, tmp_path: Path) -> N
     project = _project(tmp_path)
     mem.kg.write(project, nodes=[{"id": "old-cache", "name": "Cache in Redis"}])
     time.sleep(1.1)
-    middle = mem.clock()
+    middle = mem.context.clock()
     time.sleep(0.1)
-    mem.kg.write(project, nodes=[{"id": "old-cache", "valid_until": mem.clock().isoformat()},
+    stale_at = mem.context.clock().isoformat()
+    mem.kg.write(project, nodes=[{"id": "old-cache", "valid_until": stale_at},
                                  {"id": "new-cache", "name": "Cache in memcached"}],
                  edges=[{"source": "new-cache", "target": "old-cache", "type": "supersedes"}])
     now = invoke(mem, "kg_graph", {"project": project}, Caller.local())

@@ -51,8 +51,8 @@ def _build(path: Path, embedder: Any) -> None:
                 counts = votes.setdefault(m.domains[0], {})
                 counts[m.tags[0]] = counts.get(m.tags[0], 0) + 1
         for name, counts in votes.items():
-            mem.rename_domain(name, max(counts, key=counts.__getitem__))
-        assert sorted(d.name for d in mem.domains()) == ["cooking", "home", "network", "rust"]
+            mem.domains.rename(name, max(counts, key=counts.__getitem__))
+        assert sorted(d.name for d in mem.domains.list()) == ["cooking", "home", "network", "rust"]
     finally:
         mem.close()
 
@@ -249,7 +249,7 @@ def test_domain_changes_need_admin(server: LiveServer) -> None:
                 ("POST", "/api/v1/domains/proposals/x/reject", None),
             ):
                 assert client.request(method, path, json=body).status_code == 403, path
-    assert sorted(d.name for d in server.engine.domains()) == ["cooking", "home", "network",
+    assert sorted(d.name for d in server.engine.domains.list()) == ["cooking", "home", "network",
                                                                 "rust"]
 
 
@@ -287,7 +287,7 @@ def test_tasks_waits_and_graphs_are_closed_to_a_domain_key(server: LiveServer) -
 
     for result in asyncio.run(session()):
         assert result.is_error and "limited to domains" in result.content[0].text
-    assert server.engine.get_task(task_id).task.name == "Plan the network rebuild"
+    assert server.engine.tasks.get(task_id).task.name == "Plan the network rebuild"
 
 
 # --------------------------------------------------------------------------- MCP over HTTP
@@ -356,7 +356,7 @@ def test_mcp_admin_makes_a_domain_key(server: LiveServer) -> None:
 def test_export_by_a_domain_key_holds_only_its_domain(server: LiveServer) -> None:
     limited = server.engine.acting_as(access=Access(domains=frozenset({"home"})))
     out = io.StringIO()
-    count = limited.export_jsonl(out)
+    count = limited.admin.export_jsonl(out)
     exported = [json.loads(line) for line in out.getvalue().splitlines()]
     assert count == len(exported) == server.engine.count(domains=["home"],
                                                          include_superseded=True)
@@ -368,7 +368,8 @@ def test_a_fresh_server_url_answers(server: LiveServer) -> None:
 
 
 def test_intentions_and_capture_with_a_domain_key(server: LiveServer) -> None:
-    server.engine.set_intention("Water the greenhouse basil", {"type": "event", "event": "dusk"})
+    server.engine.tasks.set_intention("Water the greenhouse basil",
+                                      {"type": "event", "event": "dusk"})
     with server.client("home") as home, server.client("writer") as writer:
         refused = home.post("/intention", json={"action": "set", "description": "d",
                                                 "trigger": {"type": "event", "event": "e"}})

@@ -51,11 +51,11 @@ def template(module_mem_factory: Callable[..., Engine], tmp_path_factory) -> Pat
     mem = module_mem_factory("domains")
     mem.add_many(items(ROWS[:149]))
     mem.settle()
-    assert mem.domains() == [] and all(m.domains == [] for m in mem.list(limit=1000))
+    assert mem.domains.list() == [] and all(m.domains == [] for m in mem.list(limit=1000))
     mem.add_many(items(ROWS[149:]))
     mem.settle(timeout=300)
     path = tmp_path_factory.mktemp("template") / "domains.db"
-    mem.backup(path)
+    mem.admin.backup(path)
     return path
 
 
@@ -73,17 +73,17 @@ def test_below_the_threshold_nothing_is_classified(open_mem, tmp_path: Path) -> 
     mem = open_mem(f"sqlite:///{tmp_path / 'few.db'}", domains_min_memories=150)
     mem.add_many(items(SINGLE[:40] + SINGLE[120:160]))
     mem.settle()
-    report = mem.discover_domains()
+    report = mem.domains.discover()
     assert report.action == "skipped" and "80 memories" in (report.skipped or "")
-    assert mem.domains() == [] and mem.domain_threshold() is None
+    assert mem.domains.list() == [] and mem.domains.threshold() is None
     assert all(m.domains == [] and m.domain_scores == {} for m in mem.list(limit=100))
-    forced = mem.discover_domains(force=True)  # network and cooking: two clear groups
+    forced = mem.domains.discover(force=True)  # network and cooking: two clear groups
     assert forced.action == "discovered" and len(forced.domains) == 2
     assert forced.assigned + forced.unclassified == 80
 
 
 def test_discovery_ran_by_itself_and_sorted_the_topics(mem: Engine) -> None:
-    domains = mem.domains()
+    domains = mem.domains.list()
     assert len(domains) == 4
     topics = by_topic(mem)
     assert sorted(topics) == ["cooking", "home", "network", "rust"]
@@ -93,7 +93,7 @@ def test_discovery_ran_by_itself_and_sorted_the_topics(mem: Engine) -> None:
     assert np.mean(right) >= 0.95
     assert all(set(m.domain_scores) == {d.name for d in domains} for m in singles)
     assert np.mean([not m.domains for m in singles]) <= 0.1
-    assert 0.0 < (mem.domain_threshold() or 0) < 1.0
+    assert 0.0 < (mem.domains.threshold() or 0) < 1.0
     assert sum(d.member_count for d in domains) >= 0.9 * len(ROWS)
     assert mem.store.bookkeeping.list_reports("domains")[0]["action"] == "discovered"
 
@@ -158,8 +158,8 @@ def test_spreading_activation_respects_the_domain_filter(mem: Engine) -> None:
 def test_rename_keeps_every_assignment(mem: Engine) -> None:
     old = by_topic(mem)["home"]
     before = {m.id: m for m in mem.list(limit=1000)}
-    key = mem.create_key("ha", scopes=["read"], domains=[old])
-    report = mem.rename_domain(old, "home")
+    key = mem.admin.create_key("ha", scopes=["read"], domains=[old])
+    report = mem.domains.rename(old, "home")
     assert report.action == "renamed" and report.removed == [old]
     after = {m.id: m for m in mem.list(limit=1000)}
     for memory_id, was in before.items():
@@ -168,32 +168,32 @@ def test_rename_keeps_every_assignment(mem: Engine) -> None:
         assert now.domain_scores == {("home" if k == old else k): v
                                      for k, v in was.domain_scores.items()}
         assert now.seq == was.seq  # not a change of the memory: no history
-    renamed = mem.domain("home")
+    renamed = mem.domains.get("home")
     assert renamed.renamed_at is not None and renamed.suggested_name == old
-    assert mem.verify_key(key.secret).domains == ["home"]
+    assert mem.admin.verify_key(key.secret).domains == ["home"]
     with pytest.raises(DomainNotFound):
-        mem.domain(old)
+        mem.domains.get(old)
 
 
 def test_bad_changes_are_refused_and_change_nothing(mem: Engine) -> None:
-    names = [d.name for d in mem.domains()]
+    names = [d.name for d in mem.domains.list()]
     snapshot = {m.id: m.domains for m in mem.list(limit=1000)}
     for call, error in [
-        (lambda: mem.rename_domain(names[0], names[1]), InvalidInput),
-        (lambda: mem.rename_domain(names[0], "proposals"), InvalidInput),
-        (lambda: mem.rename_domain(names[0], "No Spaces!"), InvalidInput),
-        (lambda: mem.rename_domain("nowhere", "x"), DomainNotFound),
-        (lambda: mem.merge_domains([names[0], names[0]]), InvalidInput),
-        (lambda: mem.merge_domains([names[0], "nowhere"]), DomainNotFound),
-        (lambda: mem.set_domain_threshold(1.5), InvalidInput),
-        (lambda: mem.accept_proposal("nope"), DomainNotFound),
-        (lambda: mem.domain_proposals("pending"), InvalidInput),
-        (lambda: mem.create_key("x", domains=["nowhere"]), InvalidInput),
-        (lambda: mem.create_key("x", domains=[]), InvalidInput),
+        (lambda: mem.domains.rename(names[0], names[1]), InvalidInput),
+        (lambda: mem.domains.rename(names[0], "proposals"), InvalidInput),
+        (lambda: mem.domains.rename(names[0], "No Spaces!"), InvalidInput),
+        (lambda: mem.domains.rename("nowhere", "x"), DomainNotFound),
+        (lambda: mem.domains.merge([names[0], names[0]]), InvalidInput),
+        (lambda: mem.domains.merge([names[0], "nowhere"]), DomainNotFound),
+        (lambda: mem.domains.set_threshold(1.5), InvalidInput),
+        (lambda: mem.domains.accept("nope"), DomainNotFound),
+        (lambda: mem.domains.proposals("pending"), InvalidInput),
+        (lambda: mem.admin.create_key("x", domains=["nowhere"]), InvalidInput),
+        (lambda: mem.admin.create_key("x", domains=[]), InvalidInput),
     ]:
         with pytest.raises(error):
             call()
-    assert [d.name for d in mem.domains()] == names
+    assert [d.name for d in mem.domains.list()] == names
     assert {m.id: m.domains for m in mem.list(limit=1000)} == snapshot
 
 
@@ -201,20 +201,20 @@ def test_merge_then_split(mem: Engine) -> None:
     """Two unrelated topics merged come apart again. (Rust and network, both technical,
     left 55 memories whose best domain was the merged one, and HDBSCAN saw one group in them.)"""
     topics = by_topic(mem)
-    merged = mem.merge_domains([topics["cooking"], topics["network"]], into=topics["network"])
+    merged = mem.domains.merge([topics["cooking"], topics["network"]], into=topics["network"])
     assert merged.action == "merged" and merged.removed == [topics["cooking"]]
-    assert len(mem.domains()) == 3
+    assert len(mem.domains.list()) == 3
     both = mem.list(domains=[topics["network"]], limit=1000)
     assert {topic_of(m) for m in both if len(m.tags) == 1} >= {"cooking", "network"}
-    split_id = next(d.id for d in mem.domains() if d.name == topics["network"])
-    split = mem.split_domain(topics["network"])
+    split_id = next(d.id for d in mem.domains.list() if d.name == topics["network"])
+    split = mem.domains.split(topics["network"])
     assert split.action == "split"
     # The domain is replaced by its parts; one part may carry its name on (then it is not
     # reported as removed).
-    assert split_id not in {d.id for d in mem.domains()}
+    assert split_id not in {d.id for d in mem.domains.list()}
     assert (topics["network"] in split.removed) == (topics["network"] not in
-                                                    {d.name for d in mem.domains()})
-    assert len(mem.domains()) >= 4
+                                                    {d.name for d in mem.domains.list()})
+    assert len(mem.domains.list()) >= 4
     again = by_topic(mem)
     assert again["cooking"] != again["network"]
 
@@ -229,13 +229,13 @@ def test_a_new_threshold_rethresholds_without_embedding(mem: Engine) -> None:
 
     mem.embedder.embed = counting  # type: ignore[method-assign]
     try:
-        strict = mem.set_domain_threshold(0.95)
+        strict = mem.domains.set_threshold(0.95)
     finally:
         mem.embedder.embed = original  # type: ignore[method-assign]
     assert calls == [] and strict.action == "rethresholded"
     assert strict.assigned == 0 and strict.unclassified == len(before)
     assert all(m.domains == [] for m in mem.list(limit=1000))
-    loose = mem.set_domain_threshold(-1.0)
+    loose = mem.domains.set_threshold(-1.0)
     assert loose.unclassified == 0
     for m in mem.list(limit=1000):  # every memory its best domain, and the rule's others
         assert m.domain_scores == before[m.id].domain_scores
@@ -252,59 +252,59 @@ def grown(open_mem, tmp_path: Path) -> Engine:
     mem = open_mem(f"sqlite:///{tmp_path / 'grown.db'}", domains_auto=False)
     first = [r for r in SINGLE if r["topics"][0] in ("network", "cooking")]
     mem.add_many(items(first))
-    assert mem.discover_domains(force=True).action == "discovered"
+    assert mem.domains.discover(force=True).action == "discovered"
     mem.add_many(items([r for r in ROWS if r not in first]))
     return mem
 
 
 def test_a_proposal_changes_nothing_until_accepted(grown: Engine) -> None:
     mem = grown
-    names = [d.name for d in mem.domains()]
+    names = [d.name for d in mem.domains.list()]
     assignments = {m.id: (m.domains, m.domain_scores) for m in mem.list(limit=1000)}
-    proposals = mem.recluster_domains()
+    proposals = mem.domains.recluster()
     news = [p for p in proposals if p.kind == "new"]
     assert len(news) == 2 and all(p.status == "proposed" for p in proposals)
     assert all(p.evidence["cluster"]["members"] > 0 for p in news)
-    assert [d.name for d in mem.domains()] == names
+    assert [d.name for d in mem.domains.list()] == names
     assert {m.id: (m.domains, m.domain_scores) for m in mem.list(limit=1000)} == assignments
 
-    accepted = mem.accept_proposal(news[0].id)
+    accepted = mem.domains.accept(news[0].id)
     assert accepted.action == "created" and accepted.proposals[0].status == "accepted"
-    assert len(mem.domains()) == len(names) + 1
-    created = (set(d.name for d in mem.domains()) - set(names)).pop()
+    assert len(mem.domains.list()) == len(names) + 1
+    created = (set(d.name for d in mem.domains.list()) - set(names)).pop()
     assert mem.count(domains=[created]) >= 20
     with pytest.raises(InvalidInput, match="accepted"):
-        mem.accept_proposal(news[0].id)
+        mem.domains.accept(news[0].id)
 
-    rejected = mem.reject_proposal(news[1].id)
+    rejected = mem.domains.reject(news[1].id)
     assert rejected.proposals[0].status == "rejected"
-    assert len(mem.domains()) == len(names) + 1
-    again = mem.recluster_domains()
+    assert len(mem.domains.list()) == len(names) + 1
+    again = mem.domains.recluster()
     assert news[1].id not in {p.id for p in again}
     assert mem.store.domains.get_proposal(news[1].id).status == "rejected"
 
 
 def test_a_rename_proposal_is_applied_by_accepting(grown: Engine) -> None:
     mem = grown
-    renames = [p for p in mem.recluster_domains() if p.kind == "rename"]
+    renames = [p for p in mem.domains.recluster() if p.kind == "rename"]
     if not renames:
         pytest.skip("re-clustering suggested the same names")
     proposal = renames[0]
-    old = mem.domain(proposal.domain_ids[0])
+    old = mem.domains.get(proposal.domain_ids[0])
     members = {m.id for m in mem.list(domains=[old.name], limit=1000)}
-    report = mem.accept_proposal(proposal.id)
+    report = mem.domains.accept(proposal.id)
     new_name = proposal.payload["name"]
-    assert report.action == "renamed" and mem.domain(old.id).name == new_name
+    assert report.action == "renamed" and mem.domains.get(old.id).name == new_name
     assert {m.id for m in mem.list(domains=[new_name], limit=1000)} == members
 
 
 def test_every_nth_consolidation_reclusters(grown: Engine, open_mem) -> None:
     mem = open_mem(grown.store.url, domains_auto=False, domains_recluster_every=2)
-    first = mem.consolidate()
-    assert first.domain_proposals == [] and mem.domain_proposals() == []
-    second = mem.consolidate()
+    first = mem.admin.consolidate()
+    assert first.domain_proposals == [] and mem.domains.proposals() == []
+    second = mem.admin.consolidate()
     assert second.domain_proposals and set(second.domain_proposals) == {
-        p.id for p in mem.domain_proposals()}
+        p.id for p in mem.domains.proposals()}
     assert mem.store.bookkeeping.list_reports("domains")[0]["action"] == "reclustered"
 
 
@@ -312,7 +312,7 @@ def test_changes_wait_for_the_domains_lock(mem: Engine) -> None:
     with mem.store.maintenance_lock("domains") as mine:
         assert mine
         with pytest.raises(MaintenanceBusy):
-            mem.rename_domain(mem.domains()[0].name, "busy")
+            mem.domains.rename(mem.domains.list()[0].name, "busy")
 
 
 # --------------------------------------------------------------------------- PostgreSQL
@@ -321,19 +321,19 @@ def test_changes_wait_for_the_domains_lock(mem: Engine) -> None:
 def test_the_same_flow_on_postgresql(open_mem, pg_database) -> None:
     mem = open_mem(pg_database(), domains_auto=False)
     mem.add_many(items([r for r in SINGLE if r["topics"][0] in ("network", "cooking")]))
-    report = mem.discover_domains(force=True)
+    report = mem.domains.discover(force=True)
     assert report.action == "discovered" and len(report.domains) == 2
     net = by_topic(mem)["network"]
     hits = mem.search("routers and switches", 10, domains=[net], record_access=False)
     assert hits and all(net in h.memory.domains for h in hits)
     before = {m.id: m.domain_scores for m in mem.list(limit=1000)}
-    mem.rename_domain(net, "network")
+    mem.domains.rename(net, "network")
     after = {m.id: m.domain_scores for m in mem.list(limit=1000)}
     assert after == {i: {("network" if k == net else k): v for k, v in scores.items()}
                      for i, scores in before.items()}
     added = mem.add("The edge router drops its BGP sessions whenever the VLAN trunk flaps")
     assert added.domains[0] == "network"
-    assert mem.domain("network").member_count == by_topic_count(mem, "network")
+    assert mem.domains.get("network").member_count == by_topic_count(mem, "network")
 
 
 def by_topic_count(mem: Engine, name: str) -> int:

@@ -158,7 +158,7 @@ def test_another_model_still_needs_reembed(tmp_path: Path, onnx: OnnxEmbedder) -
     with pytest.raises(ModelMismatch):
         memoryd.open(url, embedder=other)
     with memoryd.open(url, embedder=other, allow_model_mismatch=True) as mem:
-        assert mem.reembed() == 2
+        assert mem.admin.reembed() == 2
     with memoryd.open(url, embedder=other) as mem:
         hits = mem.search("when do we ship?", mode="vector", limit=1, record_access=False)
         assert hits[0].memory.content.startswith("Deploys go out")

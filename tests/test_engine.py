@@ -291,7 +291,7 @@ def test_model_mismatch_is_refused(store_url, open_mem, shared_embedder, store_p
     again.close()
     # opening anyway is explicit; re-embedding switches the store to the new model
     forced = open_mem(store_url, embedder=HashEmbedder(), allow_model_mismatch=True)
-    assert forced.reembed() == 1
+    assert forced.admin.reembed() == 1
     assert forced.store.embedding_model == "test/hash-embedder"
     forced.close()
     open_mem(store_url, embedder=HashEmbedder()).close()

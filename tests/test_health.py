@@ -76,8 +76,8 @@ def test_a_bound_key_is_not_told_how_many_memories_the_store_holds(server) -> No
 
 def test_a_revoked_key_does_not_unlock_the_details(server) -> None:
 
-    record = next(k for k in server.engine.list_keys() if k.label == "gone")
-    server.engine.revoke_key(record.id)
+    record = next(k for k in server.engine.admin.list_keys() if k.label == "gone")
+    server.engine.admin.revoke_key(record.id)
     with server.client("gone") as client:
         assert client.get("/health").json() == {"status": "ok"}
 

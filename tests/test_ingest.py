@@ -37,10 +37,10 @@ def test_create_reinforce_update_supersede(mem):
     assert [v.id for v in mem.versions(moved.memory_id)] == [moved.memory_id, first.memory_id]
 
     # Purging the newer memory erases its content from every history, the old one's included.
-    mem.purge(moved.memory_id)
+    mem.admin.purge(moved.memory_id)
     everything = mem.store.changes_since(0, limit=10_000)
     assert not any("Berlin" in str(h.details) for h in everything)
-    assert mem.verify_ledger().ok
+    assert mem.admin.verify_ledger().ok
 
 
 def test_numbers_and_negations_supersede(mem):

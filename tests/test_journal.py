@@ -22,7 +22,7 @@ import memoryd
 from memoryd.engine import Engine
 from memoryd.errors import InvalidInput
 from memoryd.dates import day_bounds, parse_day
-from memoryd.engine.journal import collect_day, iter_changes, render_markdown
+from memoryd.engine.views.journal import collect_day, iter_changes, render_markdown
 
 
 @pytest.fixture(params=STORE_BACKENDS)
@@ -77,13 +77,13 @@ def test_a_day_renders_each_kind_of_change_and_never_purged_content(backend_mem:
     gone = mem.add("The old build server was called hermes")
     mem.delete(gone.id)
     party = mem.add("The surprise party for Dana is on Friday at Lina's flat")
-    mem.purge(party.id)
-    mem.purge(moved.memory_id)  # its text is also recorded on the superseded memory's row
+    mem.admin.purge(party.id)
+    mem.admin.purge(moved.memory_id)  # its text is also recorded on the superseded memory's row
     mem.promote(pref.id, reason="confirmed")
     mem.demote(port.memory_id, reason="stale")
 
     day, zone = zone_starting_at(start)
-    markdown = mem.journal(day, tz=zone)
+    markdown = mem.admin.journal(day, tz=zone)
 
     assert markdown.startswith(f"# memoryd journal — {day.isoformat()}\n")
     assert ("7 learned · 3 updated or corrected · 2 strengthened · 1 weakened · 3 forgotten"
@@ -116,23 +116,23 @@ def test_a_day_renders_each_kind_of_change_and_never_purged_content(backend_mem:
     assert "deleted (fact): The old build server was called hermes" in forgotten
     assert f"purged `{party.id}`" in forgotten and f"purged `{moved.memory_id}`" in forgotten
 
-    earlier = mem.journal(day - timedelta(days=1), tz=zone)
+    earlier = mem.admin.journal(day - timedelta(days=1), tz=zone)
     assert "Building 4" in earlier and "Paris" not in earlier
     assert earlier.count("\n- ") == 1
 
 
 def test_an_empty_day_says_so(mem: Engine) -> None:
     mem.add("Something learned today, not in 2001")
-    markdown = mem.journal(date(2001, 1, 1), tz=UTC)
+    markdown = mem.admin.journal(date(2001, 1, 1), tz=UTC)
     assert markdown == "# memoryd journal — 2001-01-01\n\nNothing was recorded on this day.\n"
 
 
 def test_housekeeping_is_counted_not_listed(mem: Engine) -> None:
     start = mark()
     mem.add("The deploy pipeline runs on Tuesdays")
-    mem.reembed()
+    mem.admin.reembed()
     day, zone = zone_starting_at(start)
-    markdown = mem.journal(day, tz=zone)
+    markdown = mem.admin.journal(day, tz=zone)
     assert "1 learned · 1 housekeeping" in markdown
     assert markdown.rstrip().endswith("_Housekeeping: 1 re-embedded._")
     assert markdown.count("The deploy pipeline runs on Tuesdays") == 1

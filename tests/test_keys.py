@@ -45,8 +45,8 @@ def engine(tmp_path: Path, shared_embedder, clock):
 
 
 def test_created_key_is_random_prefixed_and_only_its_hash_is_stored(engine, tmp_path):
-    a = engine.create_key("claude", scopes=["read"])
-    b = engine.create_key("claude", scopes=["read"])
+    a = engine.admin.create_key("claude", scopes=["read"])
+    b = engine.admin.create_key("claude", scopes=["read"])
     assert a.secret.startswith("mk_") and len(a.secret) >= 40
     assert a.secret != b.secret and a.key.id != b.key.id
     assert a.key.key_hash == hashlib.sha256(a.secret.encode()).hexdigest()
@@ -57,24 +57,24 @@ def test_created_key_is_random_prefixed_and_only_its_hash_is_stored(engine, tmp_
 
 
 def test_verify_accepts_the_key_and_rejects_others(engine):
-    made = engine.create_key("agent", scopes=["read", "write"])
-    assert engine.verify_key(made.secret).id == made.key.id
+    made = engine.admin.create_key("agent", scopes=["read", "write"])
+    assert engine.admin.verify_key(made.secret).id == made.key.id
     for bad in (None, "", "mk_nope", made.secret[:-1] + "x", "Bearer " + made.secret, "x" * 500):
         with pytest.raises(InvalidKey):
-            engine.verify_key(bad)
+            engine.admin.verify_key(bad)
 
 
 def test_revoked_key_stops_working_and_revoke_is_idempotent(engine):
-    made = engine.create_key("old")
-    revoked = engine.revoke_key(made.key.prefix)
+    made = engine.admin.create_key("old")
+    revoked = engine.admin.revoke_key(made.key.prefix)
     assert revoked.revoked_at is not None
     with pytest.raises(InvalidKey, match="revoked"):
-        engine.verify_key(made.secret)
-    again = engine.revoke_key(made.key.id)
+        engine.admin.verify_key(made.secret)
+    again = engine.admin.revoke_key(made.key.id)
     assert again.revoked_at == revoked.revoked_at
     with pytest.raises(KeyNotFound):
-        engine.revoke_key("nope")
-    assert not engine.has_active_key()
+        engine.admin.revoke_key("nope")
+    assert not engine.admin.has_active_key()
 
 
 def test_scopes_are_validated_ordered_and_hierarchical(engine):
@@ -86,31 +86,31 @@ def test_scopes_are_validated_ordered_and_hierarchical(engine):
     assert keys.grants(["admin"], "write") and keys.grants(["write"], "read")
     assert not keys.grants(["read"], "write") and not keys.grants(["write"], "admin")
     with pytest.raises(InvalidInput):
-        engine.create_key("x", memory_scope="team:x")
+        engine.admin.create_key("x", memory_scope="team:x")
     with pytest.raises(InvalidInput):
-        engine.create_key("  ")
+        engine.admin.create_key("  ")
 
 
 def test_last_used_is_recorded_at_most_once_a_minute(engine, clock):
-    made = engine.create_key("t")
-    assert engine.touch_key(made.key)
-    key = engine.verify_key(made.secret)
+    made = engine.admin.create_key("t")
+    assert engine.admin.touch_key(made.key)
+    key = engine.admin.verify_key(made.secret)
     assert key.last_used is not None
     clock.now += timedelta(seconds=30)
-    assert not engine.touch_key(key)
+    assert not engine.admin.touch_key(key)
     clock.now += timedelta(seconds=31)
-    assert engine.touch_key(key)
+    assert engine.admin.touch_key(key)
 
 
 def test_a_key_made_elsewhere_is_registered_once(engine):
     secret = "mk_" + secrets.token_urlsafe(32)
-    key, stored = engine.register_key("deploy", secret, scopes=["read"])
-    assert stored and engine.verify_key(secret).id == key.id and key.scopes == ["read"]
-    again, stored = engine.register_key("deploy", secret)
+    key, stored = engine.admin.register_key("deploy", secret, scopes=["read"])
+    assert stored and engine.admin.verify_key(secret).id == key.id and key.scopes == ["read"]
+    again, stored = engine.admin.register_key("deploy", secret)
     assert not stored and again.id == key.id
     for bad in ("mk_short", "not-a-key" + "x" * 40, "mk_" + "a" * 20 + " " + "b" * 20):
         with pytest.raises(InvalidInput):
-            engine.register_key("bad", bad)
+            engine.admin.register_key("bad", bad)
 
 
 @pytest.mark.parametrize("placeholder", [
@@ -121,9 +121,9 @@ def test_a_key_made_elsewhere_is_registered_once(engine):
 ])
 def test_a_placeholder_is_not_accepted_as_a_key(engine, placeholder):
     with pytest.raises(InvalidInput) as refused:
-        engine.register_key("deploy", placeholder)
+        engine.admin.register_key("deploy", placeholder)
     assert placeholder not in str(refused.value) and placeholder[3:] not in str(refused.value)
-    assert engine.list_keys() == []
+    assert engine.admin.list_keys() == []
 
 
 def test_the_example_files_hold_a_refused_placeholder():
@@ -139,13 +139,14 @@ def test_the_example_files_hold_a_refused_placeholder():
 
 def test_key_management_is_refused_to_a_bound_engine(engine):
     bound = engine.acting_as(access=Access(agent_id="bot-1"))
-    for call in (lambda: bound.create_key("x"), bound.list_keys, lambda: bound.revoke_key("x")):
+    admin = bound.admin
+    for call in (lambda: admin.create_key("x"), admin.list_keys, lambda: admin.revoke_key("x")):
         with pytest.raises(Forbidden):
             call()
 
 
 def test_caller_from_bound_key_cannot_claim_another_agent(engine):
-    made = engine.create_key("bot", agent_id="bot-1", memory_scope="project:x")
+    made = engine.admin.create_key("bot", agent_id="bot-1", memory_scope="project:x")
     caller = Caller.from_key(made.key, None)
     assert caller.agent_id == "bot-1" and caller.memory_scope == "project:x" and caller.bound
     assert Caller.from_key(made.key, "bot-1").agent_id == "bot-1"
@@ -158,7 +159,7 @@ def test_caller_from_bound_key_cannot_claim_another_agent(engine):
         access.narrow(SearchFilters(scope="user"))
     with pytest.raises(Forbidden):
         access.stamp(NewMemory(content="x", scope="project:y"), caller.actor())
-    unbound = Caller.from_key(engine.create_key("free").key, "claude")
+    unbound = Caller.from_key(engine.admin.create_key("free").key, "claude")
     assert unbound.agent_id == "claude" and not unbound.bound
 
 
@@ -167,19 +168,19 @@ def test_a_key_is_bound_only_to_an_agent_id_its_header_can_carry(engine):
     # agent id could never send its own agent id (403), so such an id is refused up front.
     for bad in ("  ", "bot-1 ", " bot-1", "b\u00f6t", "bot\n1", "bot\t1"):
         with pytest.raises(InvalidInput, match="agent_id"):
-            engine.create_key("bot", agent_id=bad)
+            engine.admin.create_key("bot", agent_id=bad)
     with pytest.raises(InvalidInput, match="agent_id"):
-        engine.register_key("bot", "mk_" + secrets.token_urlsafe(32), agent_id="bot-1 ")
-    made = engine.create_key("bot", agent_id="bot 1")  # inner spaces travel in a header
+        engine.admin.register_key("bot", "mk_" + secrets.token_urlsafe(32), agent_id="bot-1 ")
+    made = engine.admin.create_key("bot", agent_id="bot 1")  # inner spaces travel in a header
     assert Caller.from_key(made.key, "bot 1").agent_id == "bot 1"
     for bad in ("k\n1", "k\x00", "tab\there"):
         with pytest.raises(InvalidInput, match="label"):
-            engine.create_key(bad)
-    assert [k.label for k in engine.list_keys()] == ["bot"]
+            engine.admin.create_key(bad)
+    assert [k.label for k in engine.admin.list_keys()] == ["bot"]
 
 
 def test_an_agent_with_its_own_key_cannot_be_impersonated(engine):
-    engine.create_key("bot", agent_id="bot-2")
+    engine.admin.create_key("bot", agent_id="bot-2")
     free = engine.acting_as(Actor("key:free"))
     with pytest.raises(Forbidden, match="key of its own"):
         free.labelled("bot-2")

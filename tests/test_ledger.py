@@ -38,7 +38,7 @@ def execute(store: Store, statement: str, params: tuple[Any, ...] = ()) -> None:
 
 
 def entries(mem: Engine) -> list[ledger.LedgerEntry]:
-    return mem.ledger(limit=10_000)
+    return mem.admin.ledger(limit=10_000)
 
 
 def fill(mem: Engine, n: int = 5) -> list[str]:
@@ -52,7 +52,7 @@ def fill(mem: Engine, n: int = 5) -> list[str]:
 
 def test_every_change_appends_a_chained_entry(backend_mem: Engine) -> None:
     mem = backend_mem
-    assert mem.ledger_head() is None and mem.verify_ledger().ok
+    assert mem.admin.ledger_head() is None and mem.admin.verify_ledger().ok
     a = mem.acting_as(KEY_ACTOR).add("The deploy script lives in ops/deploy.sh", id="a")
     mem.acting_as(Actor("cli")).add("The user prefers dark mode", id="b")
     mem.add("Temporary note about a flaky test", id="c")
@@ -78,23 +78,23 @@ def test_every_change_appends_a_chained_entry(backend_mem: Engine) -> None:
     assert by_op[("reembed", "b")].content_sha256 == sha("The user prefers dark mode")
     assert by_op[("create", "b")].key_label is None and by_op[("create", "b")].actor == "cli"
 
-    report = mem.verify_ledger()
+    report = mem.admin.verify_ledger()
     assert report.ok and report.broken is None
     assert report.entries == len(chain)
     assert (report.head_seq, report.head_hash) == (chain[-1].seq, chain[-1].hash)
-    head = mem.ledger_head()
+    head = mem.admin.ledger_head()
     assert head is not None and head.hash == chain[-1].hash
 
 
 def test_key_changes_are_ledgered(backend_mem: Engine) -> None:
-    made = backend_mem.create_key("deploy-bot", scopes=["read", "write"])
-    backend_mem.revoke_key(made.key.id)
+    made = backend_mem.admin.create_key("deploy-bot", scopes=["read", "write"])
+    backend_mem.admin.revoke_key(made.key.id)
     chain = entries(backend_mem)
     assert [(e.operation, e.key_label) for e in chain] == [
         ("key.create", "deploy-bot"), ("key.revoke", "deploy-bot")]
     assert chain[0].content_sha256 != chain[1].content_sha256
     assert made.secret not in repr(chain)
-    assert backend_mem.verify_ledger().ok
+    assert backend_mem.admin.verify_ledger().ok
 
 
 def test_purge_keeps_the_entry_but_not_the_content(backend_mem: Engine) -> None:
@@ -103,7 +103,7 @@ def test_purge_keeps_the_entry_but_not_the_content(backend_mem: Engine) -> None:
     mem.acting_as(KEY_ACTOR).add(secret, id="p")
     mem.add("An unrelated fact about the CI cache", id="q")
     before = entries(mem)
-    mem.acting_as(Actor("cli")).purge("p")
+    mem.acting_as(Actor("cli")).admin.purge("p")
 
     after = entries(mem)
     assert after[: len(before)] == before  # nothing rewritten
@@ -112,7 +112,7 @@ def test_purge_keeps_the_entry_but_not_the_content(backend_mem: Engine) -> None:
     assert "Example Lane" not in repr(after)
     assert all("Example Lane" not in str(h.details) for h in mem.store.changes_since(0))
     assert mem.store.get("p") is None
-    assert mem.verify_ledger().ok
+    assert mem.admin.verify_ledger().ok
 
 
 # --------------------------------------------------------------------------- tampering
@@ -150,10 +150,10 @@ def test_tampering_is_found_and_named(backend_mem: Engine, case: str) -> None:
     mem = backend_mem
     fill(mem, 5)
     chain = entries(mem)
-    assert mem.verify_ledger().ok
+    assert mem.admin.verify_ledger().ok
     tamper, broken_at, reason = TAMPERING[case]
     tamper(mem.store, chain)
-    report = mem.verify_ledger()
+    report = mem.admin.verify_ledger()
     assert not report.ok
     assert report.broken is not None and report.broken.seq == broken_at
     assert reason in report.broken.reason
@@ -165,7 +165,7 @@ def test_tampering_is_found_and_named(backend_mem: Engine, case: str) -> None:
 def test_verify_streams_in_batches(backend_mem: Engine) -> None:
     fill(backend_mem, 7)
     seen: list[int] = []
-    report = backend_mem.verify_ledger(batch_size=3, progress=seen.append)
+    report = backend_mem.admin.verify_ledger(batch_size=3, progress=seen.append)
     assert report.ok and report.entries == 7 and seen == [3, 3, 1]
 
 
@@ -199,7 +199,7 @@ def test_an_older_store_starts_its_ledger_with_a_baseline(backend_mem: Engine, o
     assert chain[0].content_sha256 == ledger.baseline_digest(pairs)
     reopened.add("A change after the upgrade", id="later")
     assert [e.operation for e in entries(reopened)] == [ledger.BASELINE_OPERATION, "create"]
-    assert reopened.verify_ledger().ok
+    assert reopened.admin.verify_ledger().ok
 
 
 def test_backup_and_restore_keep_a_verifiable_chain(backend_mem: Engine, tmp_path: Path) -> None:
@@ -207,13 +207,13 @@ def test_backup_and_restore_keep_a_verifiable_chain(backend_mem: Engine, tmp_pat
     fill(mem, 3)
     at_backup = entries(mem)
     target = tmp_path / ("backup.db" if mem.store.backend == "sqlite" else "backup.jsonl.gz")
-    mem.backup(target)
+    mem.admin.backup(target)
     mem.add("Written after the backup", id="late")
-    mem.restore(target)
+    mem.admin.restore(target)
     chain = entries(mem)
     assert chain[: len(at_backup)] == at_backup
     assert [e.operation for e in chain[len(at_backup):]] == ["restore"]
-    assert mem.verify_ledger().ok
+    assert mem.admin.verify_ledger().ok
 
 
 def test_migration_copies_the_chain_both_ways(open_mem, tmp_path: Path, pg_url: str) -> None:
@@ -222,7 +222,7 @@ def test_migration_copies_the_chain_both_ways(open_mem, tmp_path: Path, pg_url: 
 
     source = open_mem(f"sqlite:///{tmp_path / 'src.db'}")
     fill(source, 4)
-    source.purge("m1")
+    source.admin.purge("m1")
     target = PostgresStore(pg_url)
     try:
         report = copy_store(source.store, target)
@@ -232,10 +232,10 @@ def test_migration_copies_the_chain_both_ways(open_mem, tmp_path: Path, pg_url: 
         target.close()
     pg_mem = open_mem(pg_url)
     pg_mem.add("A change on the new backend", id="pg-new")
-    assert pg_mem.verify_ledger().ok
+    assert pg_mem.admin.verify_ledger().ok
     home = open_mem(f"sqlite:///{tmp_path / 'home.db'}")
     assert copy_store(pg_mem.store, home.store).verified
-    assert entries(home) == entries(pg_mem) and home.verify_ledger().ok
+    assert entries(home) == entries(pg_mem) and home.admin.verify_ledger().ok
 
 
 # --------------------------------------------------------------------------- interfaces

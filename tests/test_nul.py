@@ -102,8 +102,8 @@ PROBES: list[tuple[str, str, str, Any, str]] = [
 
 def _counts(world: World) -> tuple[Any, ...]:
     engine = world.server.engine
-    return (engine.store.count(), engine.stats().get("last_seq"), len(engine.list_tasks()),
-            len(engine.store.keys.list_keys()), len(engine.list_intentions("all")))
+    return (engine.store.count(), engine.stats().get("last_seq"), len(engine.tasks.list()),
+            len(engine.store.keys.list_keys()), len(engine.tasks.list_intentions("all")))
 
 
 @pytest.mark.parametrize("probe", PROBES, ids=[p[0] for p in PROBES])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memoryd.embed import Embedder
-from memoryd.engine.instruction_topics import topic_cosines
+from memoryd.engine.memory.instruction_topics import topic_cosines
 from memoryd.errors import EmbeddingError
 from memoryd.retrieval import relevance
 from memoryd.retrieval.instructions import SCAN_CHARS, instruction_topic

@@ -1,7 +1,7 @@
 """The two sides of a search run at once, and many searches run at once.
 
 A search scores its keyword candidates on the caller's thread while a worker embeds the
-query and searches the vector side (memoryd.engine.candidates.gather). On both backends:
+query and searches the vector side (memoryd.engine.memory.candidates.gather). On both backends:
 the vector side really runs on a worker, and searches from many threads at once (more than
 there are workers) each return exactly what the same search returns alone.
 """

@@ -130,7 +130,7 @@ def _state(server: LiveServer) -> tuple[Any, ...]:
     return (
         engine.store.count(),
         engine.get(server.keys["memory"]).model_dump_json(),
-        len(engine.list_intentions("all")),
+        len(engine.tasks.list_intentions("all")),
     )
 
 

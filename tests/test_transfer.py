@@ -34,7 +34,7 @@ def good(i: int, **extra) -> str:
 
 def export_text(mem, **kwargs) -> str:
     buf = io.StringIO()
-    mem.export_jsonl(buf, **kwargs)
+    mem.admin.export_jsonl(buf, **kwargs)
     return buf.getvalue()
 
 
@@ -75,7 +75,7 @@ def test_export_import_round_trip(source, tmp_path, open_mem) -> None:
     assert len([l for l in path.read_text().splitlines() if l.strip()]) == 3
     target = open_mem(f"sqlite:///{tmp_path}/target.db")
     seen: list[int] = []
-    report = target.import_jsonl(path, progress=seen.append)
+    report = target.admin.import_jsonl(path, progress=seen.append)
     assert (report.imported, report.skipped_existing, report.errors) == (3, 0, [])
     assert sum(seen) == 3
     assert user_view(export_text(target)) == user_view(exported)
@@ -88,14 +88,14 @@ def test_export_import_round_trip(source, tmp_path, open_mem) -> None:
 def test_reimport_is_idempotent(source, tmp_path) -> None:
     path = tmp_path / "export.jsonl"
     path.write_text(export_text(source), encoding="utf-8")
-    report = source.import_jsonl(path)
+    report = source.admin.import_jsonl(path)
     assert (report.imported, report.skipped_existing) == (0, 3)
     assert source.store.count() == 3
     # a partially present file: only the missing lines are imported
     write_lines(path, [good(1), good(2)])
-    source.import_jsonl(path)
+    source.admin.import_jsonl(path)
     write_lines(path, [good(1), good(2), good(3)])
-    report = source.import_jsonl(path)
+    report = source.admin.import_jsonl(path)
     assert (report.imported, report.skipped_existing) == (1, 2)
     assert source.store.count() == 6
 
@@ -113,7 +113,7 @@ def test_minimal_lines_and_blank_lines(mem, tmp_path) -> None:
         '{"content": "with crlf", "tags": ["x"]}\r',
         '  {"content": "leading spaces", "created_at": "2020-01-01T00:00:00Z"}  ',
     ])
-    report = mem.import_jsonl(path)
+    report = mem.admin.import_jsonl(path)
     assert report.imported == 3 and report.errors == []
     dated = [m for m in mem.list() if m.content == "leading spaces"][0]
     assert dated.created_at == datetime(2020, 1, 1, tzinfo=UTC)
@@ -126,7 +126,7 @@ def test_round_trip_keeps_supersession(mem, tmp_path, open_mem) -> None:
     path = tmp_path / "export.jsonl"
     path.write_text(export_text(mem), encoding="utf-8")
     target = open_mem(f"sqlite:///{tmp_path}/target.db")
-    target.import_jsonl(path)
+    target.admin.import_jsonl(path)
     assert target.get(old.id).superseded_by == new.id
     assert target.get(old.id).tier == "cold"
     assert [m.id for m in target.list()] == [new.id]  # superseded memories stay hidden
@@ -168,7 +168,7 @@ def test_bad_line_fails_whole_import_with_line_number(mem, tmp_path, case: str) 
     lines = [good(i) for i in range(1, 4)] + [bad] + [good(i) for i in range(5, 8)]
     path = write_lines(tmp_path / "in.jsonl", lines)
     with pytest.raises(ImportFormatError) as info:
-        mem.import_jsonl(path)
+        mem.admin.import_jsonl(path)
     assert info.value.line_number == 4
     assert str(info.value).startswith("line 4:")
     assert fragment.lower() in str(info.value).lower()
@@ -180,7 +180,7 @@ def test_bad_line_at_the_end_of_a_long_file_imports_nothing(mem, tmp_path) -> No
     lines = [good(i) for i in range(1, 300)] + [b'{"content": "\xff\xfe"}']
     path = write_lines(tmp_path / "in.jsonl", lines)
     with pytest.raises(ImportFormatError) as info:
-        mem.import_jsonl(path, batch_size=50)
+        mem.admin.import_jsonl(path, batch_size=50)
     assert info.value.line_number == 300
     assert mem.store.count() == 0
 
@@ -189,7 +189,7 @@ def test_skip_errors_imports_the_good_lines(mem, tmp_path) -> None:
     lines = [good(1), BAD_LINES["invalid_utf8"][0], good(3), BAD_LINES["malformed_json"][0],
              good(5), BAD_LINES["empty_content"][0]]
     path = write_lines(tmp_path / "in.jsonl", lines)
-    report = mem.import_jsonl(path, skip_errors=True)
+    report = mem.admin.import_jsonl(path, skip_errors=True)
     assert report.imported == 3
     assert [e.split(":")[0] for e in report.errors] == ["line 2", "line 4", "line 6"]
     assert {m.id for m in mem.list()} == {"imp-0001", "imp-0003", "imp-0005"}
@@ -198,20 +198,20 @@ def test_skip_errors_imports_the_good_lines(mem, tmp_path) -> None:
 def test_repeated_id_in_file_is_refused(mem, tmp_path) -> None:
     path = write_lines(tmp_path / "in.jsonl", [good(1), good(2), good(1)])
     with pytest.raises(InvalidInput, match="repeats"):
-        mem.import_jsonl(path)
+        mem.admin.import_jsonl(path)
     assert mem.store.count() == 0
 
 
 def test_empty_file(mem, tmp_path) -> None:
     path = write_lines(tmp_path / "in.jsonl", [])
-    report = mem.import_jsonl(path)
+    report = mem.admin.import_jsonl(path)
     assert (report.imported, report.skipped_existing, report.errors) == (0, 0, [])
 
 
 def test_escaped_lone_surrogate_is_a_format_error(mem, tmp_path) -> None:
     path = write_lines(tmp_path / "in.jsonl", [good(1), '{"content": "bad \\ud800 text"}'])
     with pytest.raises(ImportFormatError) as info:
-        mem.import_jsonl(path)
+        mem.admin.import_jsonl(path)
     assert info.value.line_number == 2
-    report = mem.import_jsonl(path, skip_errors=True)
+    report = mem.admin.import_jsonl(path, skip_errors=True)
     assert report.imported == 1 and report.errors[0].startswith("line 2")

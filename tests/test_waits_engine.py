@@ -15,7 +15,7 @@ from test_waits_file import append_later
 from waits_fixtures import json_answer, local_server, wait_until  # noqa: F401 - fixtures
 
 from memoryd import Access, Actor, InvalidInput, TaskNotFound
-from memoryd.engine import waits as wait_service
+from memoryd.engine.waits import service as wait_service
 from memoryd.waits import InvalidWait, WaitNotFound
 
 
@@ -29,7 +29,7 @@ def open_waits(open_mem, tmp_path):
         settings.setdefault("wait_runner", "test-host")
         engine = open_mem(url or f"sqlite:///{tmp_path / 'm.db'}", **settings)
         if start:
-            engine.start_waits()
+            engine.waits.start()
         return engine
 
     return make
@@ -44,41 +44,41 @@ def log(tmp_path: Path) -> Path:
 
 def test_a_file_wait_resolves_and_is_recorded(open_waits, log) -> None:
     mem = open_waits()
-    assert mem.waits_running
-    job = mem.smart_wait(f"file:{log}", "BUILD OK", 30)
+    assert mem.waits.running
+    job = mem.waits.watch(f"file:{log}", "BUILD OK", 30)
     assert job.status == "watching" and job.id.startswith("w_")
     assert job.runner == "test-host" and job.scope == "user"
     append_later(log, ["compiling", "BUILD OK in 12s"])
-    done = mem.wait_status(job.id, block_s=20)
+    done = mem.waits.status(job.id, block_s=20)
     assert done.status == "resolved" and done.result == "BUILD OK in 12s"
     assert done.message.startswith(f"[smart_wait] {job.id} resolved after ")
     row = mem.store.work.get_wait_job(job.id)
     assert row["status"] == "resolved" and row["owner"]["runner"] == "test-host"
-    assert [w.id for w in mem.list_waits("resolved")] == [job.id]
+    assert [w.id for w in mem.waits.list("resolved")] == [job.id]
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_restart_mid_wait_resumes_and_resolves(backend, open_waits, log, request) -> None:
     url = None if backend == "sqlite" else request.getfixturevalue("pg_database")()
     first = open_waits(url)
-    job = first.smart_wait(f"file:{log}", "/DEPLOY (OK|FAILED)/", 60)
+    job = first.waits.watch(f"file:{log}", "/DEPLOY (OK|FAILED)/", 60)
     append_later(log, ["step 1 of 2"], delay=0).wait()
-    wait_until(lambda: first.wait_status(job.id).checks > 0)
+    wait_until(lambda: first.waits.status(job.id).checks > 0)
     first.close()  # the server stops; the job stays watching with its cursor
     append_later(log, ["DEPLOY OK while memoryd was down"], delay=0).wait()
     second = open_waits(url)
-    assert second.waits_running
-    done = second.wait_status(job.id, block_s=20)
+    assert second.waits.running
+    done = second.waits.status(job.id, block_s=20)
     assert done.status == "resolved" and done.result == "DEPLOY OK while memoryd was down"
 
 
 def test_a_job_past_its_deadline_at_restart_times_out(open_waits, log) -> None:
     first = open_waits()
-    job = first.smart_wait(f"file:{log}", "never printed", 1.5)
+    job = first.waits.watch(f"file:{log}", "never printed", 1.5)
     first.close()
     time.sleep(1.6)
     second = open_waits()
-    assert second.wait_status(job.id, block_s=5).status == "timeout"
+    assert second.waits.status(job.id, block_s=5).status == "timeout"
 
 
 def test_another_process_records_waits_that_the_runner_adopts(open_waits, log,
@@ -86,47 +86,47 @@ def test_another_process_records_waits_that_the_runner_adopts(open_waits, log,
     monkeypatch.setattr(wait_service, "STANDBY_S", 0.2)
     runner = open_waits()
     client = open_waits()  # the same store, on the same host: it stands by
-    assert runner.waits_running and not client.waits_running
-    job = client.smart_wait(f"file:{log}", "READY", 30)
-    wait_until(lambda: runner.wait_status(job.id).checks > 0, timeout=10)  # adopted
+    assert runner.waits.running and not client.waits.running
+    job = client.waits.watch(f"file:{log}", "READY", 30)
+    wait_until(lambda: runner.waits.status(job.id).checks > 0, timeout=10)  # adopted
     append_later(log, ["service READY"], delay=0)
-    assert client.wait_status(job.id, block_s=20).result == "service READY"
-    other = client.smart_wait(f"file:{log}", "never", 30)
-    wait_until(lambda: runner.wait_status(other.id).checks > 0, timeout=10)
-    assert client.cancel_wait(other.id).status == "cancelled"
+    assert client.waits.status(job.id, block_s=20).result == "service READY"
+    other = client.waits.watch(f"file:{log}", "never", 30)
+    wait_until(lambda: runner.waits.status(other.id).checks > 0, timeout=10)
+    assert client.waits.cancel(other.id).status == "cancelled"
     wait_until(lambda: runner._waits._scheduler.get(other.id).status.value == "cancelled",
                timeout=10)  # the runner stopped watching it
     runner.close()
-    wait_until(lambda: client.waits_running, timeout=10)  # the stand-by took over
+    wait_until(lambda: client.waits.running, timeout=10)  # the stand-by took over
 
 
 def test_without_a_runner_a_wait_is_refused(open_waits, log) -> None:
     mem = open_waits(start=False)
     with pytest.raises(wait_service.WaitsNotRunning, match="memoryd serve"):
-        mem.smart_wait(f"file:{log}", "OK", 30)
-    assert mem.list_waits() == []
+        mem.waits.watch(f"file:{log}", "OK", 30)
+    assert mem.waits.list() == []
 
 
 def test_bound_callers_see_only_their_own_waits(open_waits, log) -> None:
     mem = open_waits()
     alpha = mem.acting_as(Actor("key:alpha"), Access(scope="project:alpha"))
     bot = mem.acting_as(Actor("key:bot", agent_id="bot-1"), Access(agent_id="bot-1"))
-    mine = alpha.smart_wait(f"file:{log}", "alpha", 30)
-    theirs = bot.smart_wait(f"file:{log}", "bot", 30)
+    mine = alpha.waits.watch(f"file:{log}", "alpha", 30)
+    theirs = bot.waits.watch(f"file:{log}", "bot", 30)
     assert (mine.scope, theirs.agent_id) == ("project:alpha", "bot-1")
     for caller, other in ((alpha, theirs), (bot, mine)):
         with pytest.raises(WaitNotFound):
-            caller.wait_status(other.id)
+            caller.waits.status(other.id)
         with pytest.raises(WaitNotFound):
-            caller.cancel_wait(other.id)
-    assert [w.id for w in alpha.list_waits()] == [mine.id]
-    assert [w.id for w in bot.list_waits()] == [theirs.id]
-    assert {w.id for w in mem.list_waits()} == {mine.id, theirs.id}
-    assert mem.wait_status(theirs.id).status == "watching"  # nothing was cancelled
-    bots_task = bot.register_task("Bot work")
+            caller.waits.cancel(other.id)
+    assert [w.id for w in alpha.waits.list()] == [mine.id]
+    assert [w.id for w in bot.waits.list()] == [theirs.id]
+    assert {w.id for w in mem.waits.list()} == {mine.id, theirs.id}
+    assert mem.waits.status(theirs.id).status == "watching"  # nothing was cancelled
+    bots_task = bot.tasks.register("Bot work")
     with pytest.raises(TaskNotFound):
-        alpha.smart_wait(f"file:{log}", "x", 30, task_id=bots_task.id)
-    assert len(mem.list_waits()) == 2
+        alpha.waits.watch(f"file:{log}", "x", 30, task_id=bots_task.id)
+    assert len(mem.waits.list()) == 2
 
 
 @pytest.mark.parametrize("target, criteria, timeout, error", [
@@ -145,24 +145,24 @@ def test_bad_requests_are_refused_and_nothing_starts(open_waits, log, target, cr
                                                      timeout, error) -> None:
     mem = open_waits()
     with pytest.raises(InvalidInput, match=error):
-        mem.smart_wait(target.format(log=log), criteria, timeout)
+        mem.waits.watch(target.format(log=log), criteria, timeout)
     with pytest.raises(InvalidWait, match="wake"):
-        mem.smart_wait(f"file:{log}", "OK", 30, wake={"to": "openclaw"})
+        mem.waits.watch(f"file:{log}", "OK", 30, wake={"to": "openclaw"})
     with pytest.raises(TaskNotFound):
-        mem.smart_wait(f"file:{log}", "OK", 30, task_id="t_missing")
-    assert mem.list_waits() == [] and mem.store.work.list_wait_jobs() == []
+        mem.waits.watch(f"file:{log}", "OK", 30, task_id="t_missing")
+    assert mem.waits.list() == [] and mem.store.work.list_wait_jobs() == []
 
 
 def test_a_wait_that_ends_writes_to_its_task(open_waits, log) -> None:
     mem = open_waits()
-    task = mem.register_task("Deploy", ["build", "deploy"])
-    job = mem.smart_wait(f"file:{log}", "BUILD OK", 30, task_id=task.id)
-    quiet = mem.smart_wait(f"file:{log}", "never", 1, task_id=task.id)
-    assert [w.id for w in mem.get_task(task.id).waits] == [quiet.id, job.id]
+    task = mem.tasks.register("Deploy", ["build", "deploy"])
+    job = mem.waits.watch(f"file:{log}", "BUILD OK", 30, task_id=task.id)
+    quiet = mem.waits.watch(f"file:{log}", "never", 1, task_id=task.id)
+    assert [w.id for w in mem.tasks.get(task.id).waits] == [quiet.id, job.id]
     append_later(log, ["BUILD OK"], delay=0)
-    assert mem.wait_status(job.id, block_s=20).status == "resolved"
-    assert mem.wait_status(quiet.id, block_s=20).status == "timeout"
-    report = wait_until(lambda: (r := mem.get_task(task.id)) and len(r.recent) == 2 and r)
+    assert mem.waits.status(job.id, block_s=20).status == "resolved"
+    assert mem.waits.status(quiet.id, block_s=20).status == "timeout"
+    report = wait_until(lambda: (r := mem.tasks.get(task.id)) and len(r.recent) == 2 and r)
     by_wait = {m.metadata["wait_id"]: m for m in report.recent}
     assert by_wait[job.id].role == "system" and by_wait[job.id].kind == "progress"
     assert by_wait[job.id].content.endswith(f'showed "BUILD OK" (task {task.id})')
@@ -174,14 +174,14 @@ def test_the_wake_post_reaches_a_local_gateway(open_waits, log, local_server) ->
     gateway = local_server(lambda m, p, b: json_answer(200, {"ok": True}))
     mem = open_waits(wake_openclaw_url=gateway.url, wake_openclaw_token="gw-secret-token",
                      wake_openclaw_session_key="agent:main:test")
-    job = mem.smart_wait(f"file:{log}", "TESTS PASSED", 30, wake={"to": "openclaw"})
+    job = mem.waits.watch(f"file:{log}", "TESTS PASSED", 30, wake={"to": "openclaw"})
     append_later(log, ["412 TESTS PASSED"], delay=0)
     wait_until(lambda: gateway.requests, timeout=20)
     request = gateway.requests[0]
     assert request["path"] == "/api/agent"
     assert request["headers"]["authorization"] == "Bearer gw-secret-token"
     assert b'"sessionKey": "agent:main:test"' in request["body"]
-    attempts = wait_until(lambda: mem.wait_status(job.id).wake_attempts)
+    attempts = wait_until(lambda: mem.waits.status(job.id).wake_attempts)
     assert attempts[0]["ok"] and attempts[0]["status"] == 200
     stored = wait_until(lambda: mem.store.work.get_wait_job(job.id)["wake_attempts"])
     assert stored[0]["status"] == 200  # every attempt is recorded in the store
@@ -189,35 +189,35 @@ def test_the_wake_post_reaches_a_local_gateway(open_waits, log, local_server) ->
 
 def test_long_polls_beyond_the_limit_answer_at_once(open_waits, log) -> None:
     mem = open_waits(wait_max_blocking=1)
-    job = mem.smart_wait(f"file:{log}", "never", 30)
-    blocker = threading.Thread(target=mem.wait_status, args=(job.id, 3.0))
+    job = mem.waits.watch(f"file:{log}", "never", 30)
+    blocker = threading.Thread(target=mem.waits.status, args=(job.id, 3.0))
     blocker.start()
     time.sleep(0.3)
     started = time.monotonic()
-    assert mem.wait_status(job.id, block_s=3.0).status == "watching"
+    assert mem.waits.status(job.id, block_s=3.0).status == "watching"
     assert time.monotonic() - started < 2.5  # the second long-poll did not block
     blocker.join()
     with pytest.raises(InvalidInput, match="block_s"):
-        mem.wait_status(job.id, block_s=301)
+        mem.waits.status(job.id, block_s=301)
 
 
 def test_what_a_wait_saw_is_kept_without_credentials(open_waits, log) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     mem = open_waits()
-    task = mem.register_task("Publish")
-    job = mem.smart_wait(f"file:{log}", "/published with token/", 30, task_id=task.id)
+    task = mem.tasks.register("Publish")
+    job = mem.waits.watch(f"file:{log}", "/published with token/", 30, task_id=task.id)
     append_later(log, [f"published with token {token}"], delay=0)
-    done = mem.wait_status(job.id, block_s=20)
+    done = mem.waits.status(job.id, block_s=20)
     assert done.status == "resolved"  # the criteria matched the line as it was written
     assert done.result == "published with token [REDACTED:github_token]"
     assert token not in str(mem.store.work.get_wait_job(job.id))
-    note = wait_until(lambda: [m for m in mem.get_task(task.id).recent if m.role == "system"])
+    note = wait_until(lambda: [m for m in mem.tasks.get(task.id).recent if m.role == "system"])
     assert token not in note[0].content and "[REDACTED:github_token]" in note[0].content
 
 
 def test_wait_settings_are_off_by_default_and_read_from_the_environment(monkeypatch) -> None:
     from memoryd import Settings
-    from memoryd.engine.wait_setup import (
+    from memoryd.engine.waits.setup import (
         activity_settings,
         frame_judge,
         wait_policy,

@@ -56,7 +56,7 @@ def build_store(home: Path, n: int, graph_nodes: int) -> tuple[str, float]:
     corpus = generate_corpus(n)
     settings = Settings(home=home, domains_auto=False)
     with memoryd.open(f"sqlite:///{home / 'memoryd.db'}", settings=settings) as mem:
-        key = mem.create_key("bench", scopes=["read", "write", "admin"]).secret
+        key = mem.admin.create_key("bench", scopes=["read", "write", "admin"]).secret
         order = sorted(range(n), key=lambda i: corpus.created_at[i])
         for start in range(0, n, 500):
             mem.add_many([{"content": corpus.texts[i], "node_type": corpus.node_types[i],

@@ -37,7 +37,7 @@ from bench.domains_engine.report import markdown
 from memoryd.config import Settings
 from memoryd.embed import LocalEmbedder
 from memoryd.engine import Engine
-from memoryd.engine.domain_assign import classify_new
+from memoryd.engine.domains.assign import classify_new
 from memoryd.store.base import Actor
 
 
@@ -98,7 +98,7 @@ def one_run(backend: str, server: str | None, texts: list[str], vectors: np.ndar
 def discovery(engine: Engine, truth: np.ndarray) -> dict[str, Any]:
     """Discover through the engine; agreement of each memory's best domain with its source."""
     t0 = time.perf_counter()
-    report = engine.discover_domains(force=True)
+    report = engine.domains.discover(force=True)
     seconds = time.perf_counter() - t0
     names = {d.name: i for i, d in enumerate(report.domains)}
     memories = list(engine.store.iter_memories())[: len(truth)]
@@ -157,13 +157,13 @@ def search(engine: Engine, corpus: Any, args: argparse.Namespace) -> dict[str, A
 
 def changes(engine: Engine) -> dict[str, float]:
     """Seconds for a rename, a new threshold and a merge of the two smallest domains."""
-    smallest = sorted(engine.domains(), key=lambda d: d.member_count)
-    threshold = engine.domain_threshold() or 0.3
+    smallest = sorted(engine.domains.list(), key=lambda d: d.member_count)
+    threshold = engine.domains.threshold() or 0.3
     out = {}
     for name, call in (
-        ("rename_s", lambda: engine.rename_domain(smallest[0].name, "renamed-by-bench")),
-        ("threshold_s", lambda: engine.set_domain_threshold(round(threshold + 0.02, 2))),
-        ("merge_s", lambda: engine.merge_domains(["renamed-by-bench", smallest[1].name])),
+        ("rename_s", lambda: engine.domains.rename(smallest[0].name, "renamed-by-bench")),
+        ("threshold_s", lambda: engine.domains.set_threshold(round(threshold + 0.02, 2))),
+        ("merge_s", lambda: engine.domains.merge(["renamed-by-bench", smallest[1].name])),
     ):
         t0 = time.perf_counter()
         call()

@@ -89,7 +89,7 @@ def server(floods: int, tags: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(home=Path(tmp))
         engine = memoryd.open(f"sqlite:///{tmp}/m.db", settings=settings, embedder=HashEmbedder())
-        key = engine.create_key("bench", scopes=["read"]).secret
+        key = engine.admin.create_key("bench", scopes=["read"]).secret
         port = _free_port()
         run = uvicorn.Server(uvicorn.Config(create_app(lambda: engine, settings),
                                             host="127.0.0.1", port=port, log_level="warning"))

@@ -78,7 +78,7 @@ def single_store_insert(mem, corpus, start: int, n: int, warmup: int = 5) -> dic
     vectors = mem.embedder.embed(texts)
     times = []
     for i, text in enumerate(texts):
-        memory = build_memory(mem.context, NewMemory(content=text), mem.clock())
+        memory = build_memory(mem.context, NewMemory(content=text), mem.context.clock())
         t0 = time.perf_counter()
         mem.store.insert([memory], vectors[i : i + 1], Actor("bench"))
         if i >= warmup:

@@ -55,7 +55,7 @@ def measure_search(
     decision = {"node_types": ["decision"]}
 
     def now():
-        return mem.clock()
+        return mem.context.clock()
 
     modes: dict[str, Callable[[int], Any]] = {
         "query_embedding": lambda i: mem.embedder.embed([texts[i]]),

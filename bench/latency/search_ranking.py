@@ -75,7 +75,7 @@ def previous_keyword(store, text: str, filters, now: datetime, limit: int) -> li
 
 def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, Callable[[int], Any]]:
     """Every measured step as a call taking the query's index."""
-    from memoryd.engine.instruction_topics import topic_cosines
+    from memoryd.engine.memory.instruction_topics import topic_cosines
     from memoryd.models import SearchFilters
     from memoryd.retrieval.tokens import query_terms
     from memoryd.store.base import Store
@@ -123,7 +123,7 @@ def variants(mem, embedder, queries: list[str], qvecs: np.ndarray) -> dict[str, 
 
 def _without_topics(search: Callable[[], Any]) -> Any:
     """``search()`` with the instruction-topic reading skipped (every reading 0)."""
-    from memoryd.engine import candidates
+    from memoryd.engine.memory import candidates
 
     shipped = candidates.topic_cosines
     candidates.topic_cosines = lambda ctx, ids, vector: [0.0] * len(ids)
@@ -147,7 +147,7 @@ class _InTurn:
 
 def _sides_in_turn(search: Callable[[], Any]) -> Any:
     """``search()`` with the vector side run after the keyword side on the same thread."""
-    from memoryd.engine import candidates
+    from memoryd.engine.memory import candidates
 
     shipped = candidates.workers.pool
     candidates.workers.pool = lambda name: _InTurn() if name == "vector-side" else shipped(name)
@@ -160,8 +160,8 @@ def _sides_in_turn(search: Callable[[], Any]) -> Any:
 def _topics_from_content(store: Any, search: Callable[[], Any]) -> Any:
     """``search()`` with the instruction topics read as before: the first characters of every
     candidate's content fetched by one more statement, and the topic read from them."""
-    from memoryd.engine import candidates
-    from memoryd.engine import search as search_module
+    from memoryd.engine.memory import candidates
+    from memoryd.engine.memory import search as search_module
     from memoryd.retrieval.instructions import SCAN_CHARS, instruction_topic
 
     shipped_gather, shipped_topics = search_module.gather, candidates.topic_cosines

@@ -51,7 +51,7 @@ def run_all(
     plain = SearchFilters()
 
     def now():
-        return mem.clock()
+        return mem.context.clock()
 
     def add(
         key: str,

@@ -17,7 +17,7 @@ What is measured:
    of one memory each (one transaction per memory; ms per call). Medians over all
    rounds, the ratio with/without of the medians, the median of the per-round
    ratios, and the extra microseconds per memory.
-2. Verify cost: ``Engine.verify_ledger()`` over a kept store holding ``--n`` ledger
+2. Verify cost: ``engine.admin.verify_ledger()`` over a kept store holding ``--n`` ledger
    entries (built once with ``store.insert`` in 5,000-memory transactions without
    vectors, reused by later runs), ``--verify-repeats`` times; entries/s and the
    implied time for 1M entries. Each repeat also times the two halves apart: reading
@@ -247,7 +247,8 @@ def open_verify_store(backend: str, db_url: str | None, corpus: Any, n: int,
 
 
 def read_pages(store: Any, keep: bool) -> list[Any]:
-    """Every ledger entry, read the way Engine.verify_ledger reads them (pages dropped unless ``keep``)."""
+    """Every ledger entry, read the way engine.admin.verify_ledger reads them (pages dropped
+    unless ``keep``)."""
     out: list[Any] = []
     after = 0
     while batch := store.ledger_entries(after=after, limit=VERIFY_PAGE):
@@ -275,7 +276,7 @@ def frozen_heap() -> Iterator[None]:
 
 def verify_cost(backend: str, db_url: str | None, corpus: Any, n: int, repeats: int,
                 rebuild: bool) -> dict[str, Any]:
-    """Time Engine.verify_ledger on the kept store, and its read and hash halves apart."""
+    """Time engine.admin.verify_ledger on the kept store, and its read and hash halves apart."""
     from memoryd.ledger import verify_chain
 
     engine, build = open_verify_store(backend, db_url, corpus, n, rebuild)
@@ -283,7 +284,7 @@ def verify_cost(backend: str, db_url: str | None, corpus: Any, n: int, repeats: 
     try:
         for r in range(repeats):
             with frozen_heap(), Stopwatch() as sw:
-                report = engine.verify_ledger()
+                report = engine.admin.verify_ledger()
             if not report.ok or report.entries != n:
                 raise SystemExit(f"{backend}: verify_ledger gave {report.to_dict()}")
             full.append(sw.seconds)
@@ -537,7 +538,7 @@ def render_verify(r: dict[str, Any]) -> list[str]:
     if not rows:
         return []
     return [
-        "## Verify cost: `Engine.verify_ledger()`",
+        "## Verify cost: `engine.admin.verify_ledger()`",
         "",
         ("On a kept store whose ledger holds the given number of entries (memories inserted in "
          "5,000-memory transactions, without vectors). Median of the repeats; read = fetching "

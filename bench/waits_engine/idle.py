@@ -63,9 +63,9 @@ def engine(root: Path, seconds: float, embedder: LocalEmbedder, *,
         if activity else {}
     mem = memoryd.open(f"sqlite:///{root / 'm.db'}", embedder=embedder,
                        wait_allowed_roots=[str(root)], wait_runner=f"bench-{root.name}", **extra)
-    assert mem.start_waits()
-    ids = [mem.smart_wait(t, CRITERIA, 3600).id for t in _files(root)]
-    out = _window(seconds, lambda: sum(mem.wait_status(i).checks for i in ids))
+    assert mem.waits.start()
+    ids = [mem.waits.watch(t, CRITERIA, 3600).id for t in _files(root)]
+    out = _window(seconds, lambda: sum(mem.waits.status(i).checks for i in ids))
     out["system_memories"] = len([m for m in mem.list(limit=1000)
                                   if (m.category or "").startswith("system.")])
     mem.close()

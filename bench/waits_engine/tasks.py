@@ -29,27 +29,27 @@ def run(root: Path, embedder: LocalEmbedder, messages: int) -> dict[str, Any]:
     variants = {"summary every 5 messages": 5, "no summary": 1000}
     mems = {label: memoryd.open(f"sqlite:///{root / f'{every}.db'}", embedder=embedder,
                                 task_summary_every=every) for label, every in variants.items()}
-    tasks = {label: mem.register_task("Backfill the events table",
-                                      [f"batch {i}" for i in range(20)])
+    tasks = {label: mem.tasks.register("Backfill the events table",
+                                       [f"batch {i}" for i in range(20)])
              for label, mem in mems.items()}
     samples: dict[str, list[float]] = {label: [] for label in variants}
     for i in range(messages):
         text = f"{PHRASES[i % len(PHRASES)]} (#{i})"
         for label, mem in mems.items():
-            samples[label].append(_timed(lambda: mem.update_task(tasks[label].id, message=text)))
+            samples[label].append(_timed(lambda: mem.tasks.update(tasks[label].id, message=text)))
     out: dict[str, Any] = {"messages": messages}
     for label in variants:
         out[label] = {"task_update": summarize(samples[label])}
     label = "summary every 5 messages"
     mem, task_id = mems[label], tasks[label].id
-    out[label]["task_get"] = summarize([_timed(lambda: mem.get_task(task_id))
+    out[label]["task_get"] = summarize([_timed(lambda: mem.tasks.get(task_id))
                                         for _ in range(50)])
     refreshes = []
     for _ in range(30):
-        mem.update_task(task_id, message="one more message")
-        refreshes.append(_timed(lambda: mem.get_task(task_id, refresh=True)))
+        mem.tasks.update(task_id, message="one more message")
+        refreshes.append(_timed(lambda: mem.tasks.get(task_id, refresh=True)))
     out[label]["task_get_refresh"] = summarize(refreshes)
-    summary = mem.get_task(task_id).summary
+    summary = mem.tasks.get(task_id).summary
     out["summary_example"] = summary.content if summary else ""
     for mem in mems.values():
         mem.close()

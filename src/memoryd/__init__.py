@@ -15,10 +15,10 @@ from memoryd.cognition.extraction import Message
 from memoryd.cognition.importance import ImportanceScore
 from memoryd.config import Settings
 from memoryd.engine import Access, Engine
-from memoryd.engine.capture import CaptureResult, Skipped
-from memoryd.engine.consolidation import ConsolidationSchedule
-from memoryd.engine.recall import Recalled
-from memoryd.engine.transfer import ImportReport
+from memoryd.engine.admin.consolidation import ConsolidationSchedule
+from memoryd.engine.admin.transfer import ImportReport
+from memoryd.engine.memory.capture import CaptureResult, Skipped
+from memoryd.engine.memory.recall import Recalled
 from memoryd.errors import (
     ApiKeyError,
     ChatError,

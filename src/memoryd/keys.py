@@ -1,5 +1,5 @@
 """API keys, the pure part: their format, scopes and hashing (the engine stores them:
-:mod:`memoryd.engine.keys`).
+:mod:`memoryd.engine.admin.keys`).
 
 A key is ``mk_`` followed by 43 URL-safe characters (256 random bits). Only its
 SHA-256 is stored: for a random 256-bit secret a plain hash is as good as a slow
@@ -12,9 +12,9 @@ also be bound to a memory scope (``project:x``) and/or an agent id: it then sees
 writes only that scope's (that agent's) memories; and it may be limited to domains
 (``home``, ``infra``): it then sees and writes only memories in at least one of them.
 
->>> created = engine.create_key("claude-code", scopes=["read", "write"])
+>>> created = engine.admin.create_key("claude-code", scopes=["read", "write"])
 >>> created.secret            # shown once: "mk_..."
->>> engine.verify_key(created.secret).label
+>>> engine.admin.verify_key(created.secret).label
 'claude-code'
 """
 

@@ -47,7 +47,7 @@ def main() -> int:
     with memoryd.open(f"sqlite:///{Path(args.store).resolve()}") as mem:
         mem.embedder.load()
         print("model loaded", flush=True)
-        report = mem.import_jsonl(Path(args.jsonl), batch_size=args.batch_size)
+        report = mem.admin.import_jsonl(Path(args.jsonl), batch_size=args.batch_size)
     print(f"imported {report.imported}", flush=True)
     return 0
 

@@ -111,11 +111,11 @@ def _lifespan(
         engine = open_engine()
         schedule = None
         try:
-            if not settings.allow_anonymous and not engine.has_active_key():
+            if not settings.allow_anonymous and not engine.admin.has_active_key():
                 raise NoKeysConfigured()
             holder["engine"] = app.state.engine = engine
-            engine.start_waits()  # this host's smart waits; stopped by engine.close()
-            schedule = engine.schedule_consolidation()
+            engine.waits.start()  # this host's smart waits; stopped by engine.close()
+            schedule = engine.admin.schedule_consolidation()
             async with mcp.session_manager.run():
                 yield
         finally:

@@ -147,10 +147,10 @@ class AuthMiddleware:
     async def _verified(self, scope: Scope, presented: str, agent: str | None,
                         domain: str | None = None) -> Caller:
         engine = scope["app"].state.engine
-        key = await anyio.to_thread.run_sync(engine.verify_key, presented)
+        key = await anyio.to_thread.run_sync(engine.admin.verify_key, presented)
         caller = Caller.from_key(key, agent, domain)
         if touch_due(key):  # a write: off the event loop, at most once a minute
-            await anyio.to_thread.run_sync(engine.touch_key, key)
+            await anyio.to_thread.run_sync(engine.admin.touch_key, key)
         return caller
 
     async def _public(

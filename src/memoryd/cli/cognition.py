@@ -26,7 +26,7 @@ def demote(ctx: typer.Context, memory_id: str, reason: Optional[str] = typer.Opt
 def state(ctx: typer.Context, memory_id: str) -> None:
     """Show a memory's retention, strengths, state and tier."""
     with engine_from(ctx) as mem:
-        print_json(mem.memory_state(memory_id).model_dump(mode="json"))
+        print_json(mem.views.memory_state(memory_id).model_dump(mode="json"))
 
 
 def history(ctx: typer.Context, memory_id: str) -> None:
@@ -38,7 +38,7 @@ def history(ctx: typer.Context, memory_id: str) -> None:
 def consolidate(ctx: typer.Context, dry_run: bool = typer.Option(False, "--dry-run")) -> None:
     """Re-tier memories, merge near-duplicates, link recent ones (never deletes)."""
     with engine_from(ctx) as mem:
-        report = mem.consolidate(dry_run=dry_run)
+        report = mem.admin.consolidate(dry_run=dry_run)
     print_json(report.model_dump(mode="json"))
 
 
@@ -50,8 +50,8 @@ def gc(
 ) -> None:
     """List (or with --apply, delete) memories whose retention fell below a floor."""
     with engine_from(ctx) as mem:
-        report = mem.gc(min_retention=min_retention, max_age_days=max_age_days,
-                        dry_run=not apply)
+        report = mem.admin.gc(min_retention=min_retention, max_age_days=max_age_days,
+                              dry_run=not apply)
     print_json(report.model_dump(mode="json"))
 
 
@@ -64,7 +64,7 @@ def purge(
     if not yes and not typer.confirm(f"Purge {memory_id} for good?"):
         raise typer.Exit(1)
     with engine_from(ctx) as mem:
-        mem.purge(memory_id)
+        mem.admin.purge(memory_id)
     console.print(f"purged {memory_id}")
 
 

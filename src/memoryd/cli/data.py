@@ -53,8 +53,8 @@ def import_(
     total = _count_lines(file)
     with engine_from(ctx) as mem, _progress() as bar:
         task = bar.add_task("importing", total=total)
-        report = mem.import_jsonl(file, skip_errors=skip_errors, batch_size=batch_size,
-                                  progress=lambda n: bar.advance(task, n))
+        report = mem.admin.import_jsonl(file, skip_errors=skip_errors, batch_size=batch_size,
+                                        progress=lambda n: bar.advance(task, n))
     for error in report.errors:
         console.print(f"[yellow]skipped[/] {error}", highlight=False)
     console.print(
@@ -98,17 +98,17 @@ def export(
     """Export every memory as JSONL (round-trips with import)."""
     with engine_from(ctx) as mem:
         if output is None:
-            mem.export_jsonl(sys.stdout)
+            mem.admin.export_jsonl(sys.stdout)
             return
         with open(output, "w", encoding="utf-8") as handle:
-            count = mem.export_jsonl(handle)
+            count = mem.admin.export_jsonl(handle)
     console.print(f"exported {count} memories to {output}")
 
 
 def backup(ctx: typer.Context, path: Path = typer.Argument(..., help="Where to write the copy.")) -> None:
     """Write a consistent copy of the store while it stays online."""
     with engine_from(ctx) as mem:
-        mem.backup(path)
+        mem.admin.backup(path)
     console.print(f"backup written to {path}")
 
 
@@ -121,7 +121,7 @@ def restore(
     if not yes and not typer.confirm("Replace every memory in the store with the backup?"):
         raise typer.Exit(1)
     with engine_from(ctx) as mem:
-        mem.restore(path)
+        mem.admin.restore(path)
         count = mem.count(include_superseded=True)
     console.print(f"restored {count} memories from {path}")
 
@@ -130,7 +130,7 @@ def reembed(ctx: typer.Context) -> None:
     """Re-embed every memory with the configured embedding model."""
     with engine_from(ctx, allow_model_mismatch=True) as mem, _progress() as bar:
         task = bar.add_task("re-embedding", total=mem.count(include_superseded=True))
-        total = mem.reembed(progress=lambda n: bar.advance(task, n))
+        total = mem.admin.reembed(progress=lambda n: bar.advance(task, n))
     console.print(f"re-embedded {total} memories")
 
 

@@ -47,7 +47,7 @@ def _store_and_model(store_url: str | None, load_model: bool) -> list[Check]:
         stats = engine.stats()
         checks = [Check("store", True, f"{stats['url']} ({stats['memories']} memories, schema "
                         f"{stats['schema_version']})")]
-        keys = sum(1 for k in engine.list_keys() if k.revoked_at is None)
+        keys = sum(1 for k in engine.admin.list_keys() if k.revoked_at is None)
         checks.append(Check("API keys", keys > 0 or Settings().allow_anonymous,
                             f"{keys} active" if keys else "none: `memoryd keys create --label "
                             "<name>` before `memoryd serve`"))

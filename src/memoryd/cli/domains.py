@@ -57,7 +57,7 @@ def _report(report: DomainsReport, as_json: bool) -> None:
 def list_(ctx: typer.Context, as_json: bool = JSON) -> None:
     """The domains, most members first, with their top terms."""
     with engine_from(ctx) as mem:
-        domains, threshold = mem.domains(), mem.domain_threshold()
+        domains, threshold = mem.domains.list(), mem.domains.threshold()
     if as_json:
         print_json({"threshold": threshold,
                     "domains": [d.model_dump(mode="json") for d in domains]})
@@ -73,7 +73,7 @@ def show(ctx: typer.Context, domain: str = typer.Argument(..., help="Name or id.
          as_json: bool = JSON) -> None:
     """One domain: members, top terms, origin, when it was created and named."""
     with engine_from(ctx) as mem:
-        found = mem.domain(domain)
+        found = mem.domains.get(domain)
     if as_json:
         print_json(found.model_dump(mode="json"))
         return
@@ -86,7 +86,7 @@ def rename(ctx: typer.Context, domain: str = typer.Argument(..., help="Name or i
            as_json: bool = JSON) -> None:
     """Rename a domain; its memories keep their assignments, keys limited to it follow."""
     with engine_from(ctx) as mem:
-        _report(mem.rename_domain(domain, name), as_json)
+        _report(mem.domains.rename(domain, name), as_json)
 
 
 @domains_app.command("merge")
@@ -97,7 +97,7 @@ def merge(ctx: typer.Context,
           as_json: bool = JSON) -> None:
     """Merge domains into one; every memory is re-assigned."""
     with engine_from(ctx) as mem:
-        _report(mem.merge_domains(domains, into=into), as_json)
+        _report(mem.domains.merge(domains, into=into), as_json)
 
 
 @domains_app.command("split")
@@ -105,7 +105,7 @@ def split(ctx: typer.Context, domain: str = typer.Argument(..., help="Name or id
           as_json: bool = JSON) -> None:
     """Re-cluster one domain's memories and replace it by the groups found."""
     with engine_from(ctx) as mem:
-        _report(mem.split_domain(domain), as_json)
+        _report(mem.domains.split(domain), as_json)
 
 
 @domains_app.command("discover")
@@ -117,7 +117,7 @@ def discover(ctx: typer.Context,
              as_json: bool = JSON) -> None:
     """Discover domains now; with domains already there, re-cluster and record proposals."""
     with engine_from(ctx) as mem:
-        _report(mem.discover_domains(force=force, replace=replace), as_json)
+        _report(mem.domains.discover(force=force, replace=replace), as_json)
 
 
 @domains_app.command("proposals")
@@ -127,7 +127,7 @@ def proposals(ctx: typer.Context,
               as_json: bool = JSON) -> None:
     """What re-clustering proposes; nothing changes until one is accepted."""
     with engine_from(ctx) as mem:
-        found = mem.domain_proposals(None if status == "all" else status)
+        found = mem.domains.proposals(None if status == "all" else status)
     if as_json:
         print_json([p.model_dump(mode="json") for p in found])
     elif not found:
@@ -141,7 +141,7 @@ def accept(ctx: typer.Context, proposal: str = typer.Argument(..., help="Proposa
            as_json: bool = JSON) -> None:
     """Apply exactly this proposal."""
     with engine_from(ctx) as mem:
-        _report(mem.accept_proposal(proposal), as_json)
+        _report(mem.domains.accept(proposal), as_json)
 
 
 @domains_app.command("reject")
@@ -149,7 +149,7 @@ def reject(ctx: typer.Context, proposal: str = typer.Argument(..., help="Proposa
            as_json: bool = JSON) -> None:
     """Reject a proposal; it is not proposed again."""
     with engine_from(ctx) as mem:
-        _report(mem.reject_proposal(proposal), as_json)
+        _report(mem.domains.reject(proposal), as_json)
 
 
 @domains_app.command("threshold")
@@ -158,7 +158,7 @@ def threshold(ctx: typer.Context,
               as_json: bool = JSON) -> None:
     """Set the assignment threshold; every memory is re-thresholded (nothing re-embedded)."""
     with engine_from(ctx) as mem:
-        _report(mem.set_domain_threshold(value), as_json)
+        _report(mem.domains.set_threshold(value), as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -41,7 +41,7 @@ def journal(
             f"{output} exists; pass --force to overwrite it", param_hint="'--output'"
         )
     with engine_from(ctx, allow_model_mismatch=True) as mem:
-        markdown = mem.journal(chosen, tz=tz)
+        markdown = mem.admin.journal(chosen, tz=tz)
     if output is None:
         typer.echo(markdown, nl=False)
         return

@@ -33,8 +33,8 @@ def create(
     """Create a key and print it once (store it now: it cannot be shown again)."""
     domains = [d for item in domain or [] for d in item.split(",") if d.strip()] or None
     with engine_from(ctx) as mem:
-        made = mem.create_key(label, scopes=scopes.split(","), memory_scope=scope, agent_id=agent,
-                              domains=domains)
+        made = mem.admin.create_key(label, scopes=scopes.split(","), memory_scope=scope,
+                                    agent_id=agent, domains=domains)
     if as_json:
         print_json(
             {
@@ -70,7 +70,7 @@ def import_key(
     """Register a key made elsewhere (mk_...), once: a deployment's Secret becomes a key."""
     text = sys.stdin.read() if str(secret_file) == "-" else secret_file.read_text()
     with engine_from(ctx) as mem:
-        key, stored = mem.register_key(label, text.strip(), scopes=scopes.split(","))
+        key, stored = mem.admin.register_key(label, text.strip(), scopes=scopes.split(","))
     state = "registered" if stored else "already known"
     console.print(f"{state}: key {key.id} ({key.label}; scopes {','.join(key.scopes)})")
 
@@ -79,7 +79,7 @@ def import_key(
 def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """List keys: id, label, prefix, scopes, binding, created, last used, revoked."""
     with engine_from(ctx) as mem:
-        records = mem.list_keys()
+        records = mem.admin.list_keys()
     if as_json:
         print_json([k.model_dump(mode="json", exclude={"key_hash"}) for k in records])
         return
@@ -107,7 +107,7 @@ def list_(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> 
 def revoke(ctx: typer.Context, key_id: str = typer.Argument(..., help="Key id or prefix.")) -> None:
     """Revoke a key; it stops working immediately."""
     with engine_from(ctx) as mem:
-        key = mem.revoke_key(key_id)
+        key = mem.admin.revoke_key(key_id)
     console.print(f"revoked key {key.id} ({key.label})")
 
 

@@ -18,7 +18,7 @@ def verify(
 ) -> None:
     """Re-hash every entry; name the first broken link (exit code 1 if there is one)."""
     with engine_from(ctx, allow_model_mismatch=True) as mem:
-        report = mem.verify_ledger()
+        report = mem.admin.verify_ledger()
     if as_json:
         print_json(report.to_dict())
     elif report.ok:
@@ -40,7 +40,7 @@ def verify(
 def head(ctx: typer.Context) -> None:
     """Print the newest entry's position and hash (keep it elsewhere to detect truncation)."""
     with engine_from(ctx, allow_model_mismatch=True) as mem:
-        entry = mem.ledger_head()
+        entry = mem.admin.ledger_head()
     if entry is None:
         console.print("the ledger is empty")
         return
@@ -55,7 +55,7 @@ def show(
 ) -> None:
     """Print ledger entries as JSON lines, oldest first."""
     with engine_from(ctx, allow_model_mismatch=True) as mem:
-        entries = mem.ledger(after=after, limit=limit)
+        entries = mem.admin.ledger(after=after, limit=limit)
     for entry in entries:
         typer.echo(json.dumps(entry.to_dict(), ensure_ascii=False))
 

@@ -32,7 +32,7 @@ def mcp(
 
     def open_with_waits() -> Any:
         engine = open_memory(store, settings=settings)
-        engine.start_waits()  # run this host's waits unless a server already does
+        engine.waits.start()  # run this host's waits unless a server already does
         return engine
 
     serve_stdio(open_with_waits, agent_id=agent_id, warm=settings.mcp_warm,

@@ -121,7 +121,7 @@ def serve(
     bind_host = host or settings.host
     bind_port = settings.port if port is None else port
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
-    if not settings.allow_anonymous and not engine.has_active_key():
+    if not settings.allow_anonymous and not engine.admin.has_active_key():
         if first_key is None:
             engine.close()
             raise NoKeysConfigured()
@@ -155,7 +155,7 @@ def serve(
 
 
 def _print_first_key(engine: Engine, label: str) -> None:
-    made = engine.create_key(label, scopes=["read", "write", "admin"])
+    made = engine.admin.create_key(label, scopes=["read", "write", "admin"])
     typer.echo(f"No API key yet: created one (label {label!r}, scopes read,write,admin). "
                "It is shown only this once; give it to your clients:", err=True)
     typer.echo(made.secret)

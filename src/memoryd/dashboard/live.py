@@ -1,7 +1,7 @@
 """Live changes over a WebSocket: ``/api/v1/changes/live``.
 
 One :class:`ChangeWatch` per server process watches the store's change sequence number
-(``engine.last_change()``, one cheap query every ``interval`` seconds, and only while
+(``engine.views.last_change()``, one cheap query every ``interval`` seconds, and only while
 someone listens). The sequence lives in the store, so changes made by any process sharing it
 (another ``memoryd serve``, the CLI, an MCP server; SQLite or PostgreSQL) are seen. When it
 moves, each connection asks the ``changes`` operation, with its own key, for what it may
@@ -47,7 +47,7 @@ class ChangeWatch:
 
     async def read_head(self) -> int:
         """The store's newest change sequence number (off the event loop)."""
-        return await anyio.to_thread.run_sync(self.app.state.engine.last_change)
+        return await anyio.to_thread.run_sync(self.app.state.engine.views.last_change)
 
     async def wait_beyond(self, seq: int) -> int:
         """Wait until the store has a change after ``seq``; return the new head."""
@@ -82,7 +82,7 @@ async def _caller(websocket: WebSocket, first: dict[str, Any]) -> Caller:
         if websocket.app.state.dashboard_anonymous:
             return Caller.anonymous()
         raise InvalidKey("missing API key: send {\"key\": \"<key>\"} first")
-    verified = await anyio.to_thread.run_sync(engine.verify_key, secret)
+    verified = await anyio.to_thread.run_sync(engine.admin.verify_key, secret)
     return Caller.from_key(verified)
 
 
@@ -184,7 +184,7 @@ async def _stream(websocket: WebSocket, caller: Caller, cursor: int, first: dict
 async def _recheck(websocket: WebSocket, secret: str | None) -> None:
     """A key revoked while its connection is open stops receiving (InvalidKey)."""
     if secret is not None:
-        await anyio.to_thread.run_sync(websocket.app.state.engine.verify_key, secret)
+        await anyio.to_thread.run_sync(websocket.app.state.engine.admin.verify_key, secret)
 
 
 def add_live(app: FastAPI, *, allow_anonymous: bool = False) -> None:

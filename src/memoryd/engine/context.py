@@ -19,14 +19,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
-from memoryd.engine.kg_cache import GraphCache
 from memoryd.errors import Forbidden, MemoryNotFound
 from memoryd.models import Memory, NewMemory, SearchFilters
 from memoryd.store.base import Actor
 
 if TYPE_CHECKING:
     from memoryd.cognition.gating import GatingParams
-    from memoryd.engine.access_writer import AccessWriter
+    from memoryd.engine.memory.access_writer import AccessWriter
     from memoryd.config import Settings
     from memoryd.embed import Embedder
     from memoryd.store.base import Store
@@ -148,8 +147,6 @@ class EngineContext:
     gating: GatingParams
     access: Access = Access()
     actor: Actor = Actor()
-    # The knowledge graphs read so far (shared by every caller of one engine).
-    graphs: GraphCache = field(default_factory=GraphCache, compare=False, repr=False)
     # Writes the testing effect of searches in the background (None: at once).
     accesses: AccessWriter | None = field(default=None, compare=False, repr=False)
 
@@ -182,3 +179,12 @@ class EngineContext:
         if not self.access.restricted:
             return found
         return {i: m for i, m in found.items() if self.access.allows(m)}
+
+
+def work_context(ctx: EngineContext) -> EngineContext:
+    """``ctx``, unless its caller is limited to domains: tasks and waits carry a scope and an
+    agent but no domains, so such a key would see every task and wait of its scope."""
+    if ctx.access.domains is not None:
+        raise Forbidden("task memory and smart waits are not available to a key limited "
+                        "to domains")
+    return ctx

@@ -1,67 +1,51 @@
-"""The Engine: every memoryd operation, written once.
+"""The Engine: memoryd's core memory verbs, and its capabilities as attributes.
 
 The CLI, the REST API and the MCP server are thin faces over these methods. Each method
 validates its arguments and hands an :class:`EngineContext` to the procedure that does the
-work (``memoryd.engine.<module>``). ``engine.acting_as(actor, access)`` returns the same
-engine acting for someone: their name in history, and only the memories they may see.
+work (``memoryd.engine.memory.<module>``). The capabilities are facades reached as attributes:
+``engine.kg`` (knowledge graphs), ``engine.domains``, ``engine.tasks`` (task memory and
+intentions), ``engine.waits``, ``engine.codebase``, ``engine.views`` and ``engine.admin``;
+the names they took from the Engine keep working, with a DeprecationWarning
+(:mod:`memoryd.engine.moved`). ``engine.acting_as(actor, access)`` returns the same engine
+acting for someone: their name in history, and only the memories they may see.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from memoryd.cognition import gating
 from memoryd.cognition.extraction import Message
-from memoryd.cognition.importance import ImportanceScore, importance_score
 from memoryd.config import Settings
 from memoryd.embed import Embedder
-from memoryd.engine import (
-    capture,
-    consolidation,
-    feedback,
-    graph,
-    ingest,
-    intentions,
-    maintenance,
-    recall,
-    transfer,
-    writes,
-)
-from memoryd.engine import codebase as codebase_memory
-from memoryd.engine.access_writer import AccessWriter
-from memoryd.engine.admin import AdminMethods
-from memoryd.engine.checks import check_content, check_min_score, check_query, parse_filters
+from memoryd.engine.admin import maintenance
+from memoryd.engine.admin.facade import Admin
+from memoryd.engine.memory.access_writer import AccessWriter
+from memoryd.engine.checks import check_min_score, check_query, parse_filters
+from memoryd.engine.codebase.facade import Codebase
 from memoryd.engine.context import Access, Clock, EngineContext
-from memoryd.engine.facade_views import ViewMethods
-from memoryd.engine.facade_work import WorkMethods
-from memoryd.engine.kg_facade import KnowledgeGraphs
-from memoryd.engine.kg_feed import visible_details
-from memoryd.engine.domain_auto import AutoDiscovery
-from memoryd.engine.domain_discovery import discover as discover_domains
-from memoryd.engine.domain_methods import DomainMethods
-from memoryd.engine.search import SearchMode, SearchOptions, run_search
-from memoryd.engine.waits import WaitService
-from memoryd.errors import (
-    Forbidden,
-    InvalidInput,
-    MemoryNotFound,
-)
+from memoryd.engine.domains.auto import AutoDiscovery
+from memoryd.engine.domains.discovery import discover as discover_domains
+from memoryd.engine.domains.facade import Domains, reading
+from memoryd.engine.kg.facade import KnowledgeGraphs
+from memoryd.engine.kg.feed import visible_details
+from memoryd.engine.memory import capture, feedback, ingest, links, recall, writes
+from memoryd.engine.memory.search import SearchMode, SearchOptions, run_search
+from memoryd.engine.moved import forward
+from memoryd.engine.tasks.facade import Tasks
+from memoryd.engine.views.facade import Views
+from memoryd.engine.waits.facade import Waits
+from memoryd.engine.waits.service import WaitService
+from memoryd.errors import Forbidden, InvalidInput, MemoryNotFound
 from memoryd.llm import ChatClient, client_from_settings
 from memoryd.models import (
-    CodebaseContext,
-    ConsolidationReport,
     Edge,
-    GcReport,
     HistoryEntry,
     IngestResult,
-    Intention,
-    IntentionTrigger,
     Memory,
-    MemoryStateReport,
     Neighbourhood,
     NewMemory,
     SearchFilters,
@@ -71,10 +55,12 @@ from memoryd.models import (
 from memoryd.store.base import Actor, ListOrder, Store
 
 
-class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
+class Engine:
     """A memory: a store plus an embedder plus the settings that tune them.
 
-    Use :func:`memoryd.open` to make one. Usable as a context manager.
+    Use :func:`memoryd.open` to make one. Usable as a context manager. The memory verbs are
+    its methods; the capabilities are its attributes (``mem.kg``, ``mem.domains``,
+    ``mem.tasks``, ``mem.waits``, ``mem.codebase``, ``mem.views``, ``mem.admin``).
     """
 
     def __init__(
@@ -96,6 +82,7 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         self._chat: ChatClient | None = client_from_settings(settings)
         maintenance.check_model(self._ctx, allow_model_mismatch)
         self._waits = WaitService(self._ctx)
+        self._kg = KnowledgeGraphs(self._ctx)
         system = self._ctx.acting(Actor("domains"))
         self._auto = AutoDiscovery(
             enabled=settings.domains_auto, min_memories=settings.domains_min_memories,
@@ -104,9 +91,10 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
 
     @classmethod
     def _bound(cls, ctx: EngineContext, chat: ChatClient | None, waits: WaitService,
-               auto: AutoDiscovery) -> Engine:
+               auto: AutoDiscovery, kg: KnowledgeGraphs) -> Engine:
         engine = cls.__new__(cls)
         engine._ctx, engine._chat, engine._waits, engine._auto = ctx, chat, waits, auto
+        engine._kg = kg.acting(ctx)
         return engine
 
     def acting_as(self, actor: Actor | None = None, access: Access | None = None) -> Engine:
@@ -115,7 +103,8 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
 
         >>> bot = mem.acting_as(Actor("key:bot", agent_id="bot-1"), Access(agent_id="bot-1"))
         """
-        return Engine._bound(self._ctx.acting(actor, access), self._chat, self._waits, self._auto)
+        return Engine._bound(self._ctx.acting(actor, access), self._chat, self._waits, self._auto,
+                             self._kg)
 
     def labelled(self, agent_id: str | None) -> Engine:
         """This engine writing new memories as ``agent_id`` (a label; it widens no reads).
@@ -129,7 +118,7 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         bound = self._ctx.access.agent_id
         if bound is not None:
             raise Forbidden(f"this key is bound to agent {bound!r}")
-        if agent_id in self.bound_agents():
+        if agent_id in self.admin.bound_agents():
             raise Forbidden(f"agent {agent_id!r} has a key of its own; act as it with that key")
         return self.acting_as(replace(actor, agent_id=agent_id))
 
@@ -144,11 +133,6 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         return self._ctx.embedder
 
     @property
-    def clock(self) -> Clock:
-        """The engine's clock (tests and benchmarks may set one)."""
-        return self._ctx.clock
-
-    @property
     def store(self) -> Store:
         """The raw store contract, for tests, benchmarks and maintenance tools. It bypasses
         this engine's access bindings: faces never use it (a boundary test checks)."""
@@ -159,15 +143,50 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         """The context engine procedures run with (for benchmarks and tools)."""
         return self._ctx
 
-    @property
-    def access(self) -> Access:
-        """What this engine may see."""
-        return self._ctx.access
-
+    # --- capabilities ----------------------------------------------------
     @property
     def kg(self) -> KnowledgeGraphs:
-        """The knowledge graphs: ``mem.kg.read(project=...)``, ``mem.kg.write(...)``, ..."""
-        return KnowledgeGraphs(self._ctx)
+        """The knowledge graphs: ``mem.kg.read(project=...)``, ``mem.kg.write(...)``, ...
+        (one cache of the graphs read so far, shared by every caller of this engine)."""
+        return self._kg
+
+    @property
+    def domains(self) -> Domains:
+        """The domains: ``mem.domains.list()``, ``mem.domains.discover()``, ..."""
+        return Domains(self._ctx)
+
+    @property
+    def tasks(self) -> Tasks:
+        """Task memory and intentions: ``mem.tasks.register(...)``, ``mem.tasks.update(...)``,
+        ``mem.tasks.set_intention(...)``, ..."""
+        return Tasks(self._ctx, self._chat, self.waits)
+
+    @property
+    def waits(self) -> Waits:
+        """Smart waits: ``mem.waits.watch(...)``, ``mem.waits.status(...)``, ..."""
+        return Waits(self._ctx, self._waits)
+
+    @property
+    def codebase(self) -> Codebase:
+        """Codebase memory: ``mem.codebase.remember_decision(...)``,
+        ``mem.codebase.context(...)``."""
+        return Codebase(self._ctx)
+
+    @property
+    def views(self) -> Views:
+        """Read-only views: ``mem.views.changes(...)``, ``mem.views.overview()``, ..."""
+        return Views(self._ctx)
+
+    @property
+    def admin(self) -> Admin:
+        """Administration of the whole store: ``mem.admin.create_key(...)``,
+        ``mem.admin.backup(...)``, ``mem.admin.consolidate()``, ..."""
+        return Admin(self._ctx, self._auto)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the class does not have: the ones that moved to a
+        # capability are forwarded there with a DeprecationWarning (memoryd.engine.moved).
+        return forward(self, name)
 
     # --- lifecycle -------------------------------------------------------
     def close(self) -> None:
@@ -242,16 +261,6 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         return writes.forget(self._ctx, memory_id, query,
                              lambda q, n: self.search(q, n, record_access=False))
 
-    def import_jsonl(self, path: str | Path, *, skip_errors: bool = False, batch_size: int = 256,
-                     progress: Callable[[int], None] | None = None) -> transfer.ImportReport:
-        """Import a JSONL file of memories (all validated before any is written)."""
-        actor = replace(self._ctx.actor, name="import")
-        report = transfer.import_jsonl(self._ctx.acting(actor), Path(path),
-                                       skip_errors=skip_errors, batch_size=batch_size,
-                                       progress=progress)
-        self._auto.after_writes(report.imported)
-        return report
-
     # --- reads -----------------------------------------------------------
     def get(self, memory_id: str) -> Memory:
         """One memory by id; raises MemoryNotFound."""
@@ -269,15 +278,15 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
             raise InvalidInput("limit must be between 1 and 1000")
         if not isinstance(offset, int) or offset < 0:
             raise InvalidInput("offset must not be negative")
-        parsed = self._reading(parse_filters(filters, **filter_kwargs))
-        return self._ctx.store.list(parsed, now=self.clock(), limit=limit, offset=offset,
+        parsed = reading(self._ctx, parse_filters(filters, **filter_kwargs))
+        return self._ctx.store.list(parsed, now=self._ctx.clock(), limit=limit, offset=offset,
                                     order=order)
 
     def count(self, filters: SearchFilters | Mapping[str, Any] | None = None,
               **filter_kwargs: Any) -> int:
         """How many memories match the filters (among those this engine may see)."""
-        parsed = self._reading(parse_filters(filters, **filter_kwargs))
-        return self._ctx.store.count(parsed, now=self.clock())
+        parsed = reading(self._ctx, parse_filters(filters, **filter_kwargs))
+        return self._ctx.store.count(parsed, now=self._ctx.clock())
 
     def history(self, memory_id: str) -> list[HistoryEntry]:
         """Every recorded change of a memory, oldest first (also after deletion)."""
@@ -344,8 +353,8 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
             associations=s.activation if associations is None else associations,
             record_access=record_access, session_key=session_key, embed_query=not loading,
         )
-        return run_search(self._ctx, query, self._reading(parse_filters(filters, **filter_kwargs)),
-                          options, query_vector)
+        filters = reading(self._ctx, parse_filters(filters, **filter_kwargs))
+        return run_search(self._ctx, query, filters, options, query_vector)
 
     def recall(self, text: str, filters: SearchFilters | Mapping[str, Any] | None = None, *,
                token_budget: int | None = None, max_items: int | None = None,
@@ -358,7 +367,7 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("give a prompt or a query")
         check_min_score(min_score)
-        return recall.recall(self._ctx, text, self._reading(parse_filters(filters)),
+        return recall.recall(self._ctx, text, reading(self._ctx, parse_filters(filters)),
                              token_budget=token_budget, max_items=max_items, min_score=min_score,
                              session_key=session_key)
 
@@ -368,15 +377,6 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         data = self._ctx.store.stats().model_dump()
         data["embedder"] = {"model_id": self.embedder.model_id, "dims": self.embedder.dims,
                             "loaded": self.embedder.loaded}
-        return data
-
-    def health(self) -> dict[str, Any]:
-        """A cheap check that the store answers; raises StoreError when it does not. A bound
-        caller is not told how many memories the store holds (they span every scope and
-        agent, as :meth:`stats` does)."""
-        data = self._ctx.store.health()
-        if self._ctx.access.restricted:
-            data.pop("memories", None)
         return data
 
     @property
@@ -398,15 +398,6 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         """Load the embedding model now (so the first search does not wait for it)."""
         self.embedder.embed(["warm-up"])
 
-    def importance_score(self, content: str) -> ImportanceScore:
-        """Importance of ``content`` from its signals and its novelty against the store."""
-        check_content(self._ctx, content)
-        vector = self.embedder.embed([content])[0]
-        hits = self._ctx.store.vector_search(vector, self._ctx.filters(), now=self.clock(),
-                                             limit=1)
-        novelty = 1.0 - max(0.0, hits[0].similarity) if hits else 1.0
-        return importance_score(content, novelty)
-
     # --- strength and feedback ----------------------------------------
     def promote(self, memory_id: str, *, reason: str | None = None) -> Memory:
         """"This helped / is correct": strengthen a memory (an FSRS Good review)."""
@@ -416,71 +407,15 @@ class Engine(AdminMethods, WorkMethods, DomainMethods, ViewMethods):
         """"Wrong / stale": weaken a memory (a lapse); it stays stored."""
         return feedback.demote(self._ctx, memory_id, reason)
 
-    def memory_state(self, memory_id: str) -> MemoryStateReport:
-        """Retention, strengths, state (active/dormant/silent/unavailable) and tier."""
-        return feedback.state_report(self._ctx, memory_id)
-
-    # --- graph -------------------------------------------------------------
+    # --- links between memories -----------------------------------------
     def link(self, source_id: str, target_id: str, edge_type: str = "related",
              weight: float = 0.5, **kwargs: Any) -> Edge:
         """Create a typed, weighted edge between two memories."""
-        return graph.link(self._ctx, source_id, target_id, edge_type, weight, **kwargs)
+        return links.link(self._ctx, source_id, target_id, edge_type, weight, **kwargs)
 
     def explore(self, memory_id: str, depth: int = 2) -> Neighbourhood:
         """The memories within ``depth`` (1-3) hops of a memory."""
-        return graph.explore(self._ctx, memory_id, depth)
-
-    # --- consolidation and forgetting ----------------------------------
-    def consolidate(self, *, dry_run: bool = False) -> ConsolidationReport:
-        """Re-tier, merge near-duplicates, link recent memories; never deletes."""
-        return consolidation.consolidate(self._ctx, dry_run=dry_run)
-
-    def gc(self, *, min_retention: float = 0.1, max_age_days: float | None = None,
-           dry_run: bool = True) -> GcReport:
-        """Delete (or, by default, just list) memories whose retention fell below a floor."""
-        return consolidation.gc(self._ctx, min_retention=min_retention,
-                                max_age_days=max_age_days, dry_run=dry_run)
-
-    def purge(self, memory_id: str) -> None:
-        """Remove a memory for good, scrubbing its content from history too."""
-        consolidation.purge(self._ctx, memory_id)
-
-    # --- prospective and codebase memory --------------------------------
-    def set_intention(self, description: str, trigger: IntentionTrigger | Mapping[str, Any],
-                      **kwargs: Any) -> Intention:
-        """Remember to do something at a time, in a context or on an event."""
-        return intentions.set_intention(self._ctx, description, trigger, **kwargs)
-
-    def check_intentions(self, context: Mapping[str, Any] | None = None) -> list[Intention]:
-        """Intentions due now or matching the context (codebase, files, topic, text, event)."""
-        return intentions.check_intentions(self._ctx, context)
-
-    def update_intention(self, intention_id: str, status: str, *,
-                         snooze_minutes: float | None = None) -> Intention:
-        """Complete, snooze or cancel an intention."""
-        return intentions.update_intention(self._ctx, intention_id, status,  # type: ignore[arg-type]
-                                           snooze_minutes=snooze_minutes)
-
-    def list_intentions(self, status: str | None = None) -> list[Intention]:
-        """Intentions by status (default: active and snoozed)."""
-        return intentions.list_intentions(self._ctx, status)
-
-    def remember_pattern(self, name: str, description: str, files: list[str] | None,
-                         codebase: str) -> Memory:
-        """Record a code pattern of a codebase."""
-        return codebase_memory.remember_pattern(self._ctx, name, description, files, codebase)
-
-    def remember_decision(self, decision: str, rationale: str | None,
-                          alternatives: list[str] | None, files: list[str] | None,
-                          codebase: str) -> Memory:
-        """Record an architectural decision with its rationale and alternatives."""
-        return codebase_memory.remember_decision(self._ctx, decision, rationale, alternatives,
-                                                 files, codebase)
-
-    def codebase_context(self, codebase: str, files: list[str] | None = None,
-                         limit: int = 10) -> CodebaseContext:
-        """Patterns, decisions and intentions that touch the given files of a codebase."""
-        return codebase_memory.codebase_context(self._ctx, codebase, files, limit)
+        return links.explore(self._ctx, memory_id, depth)
 
     # --- agent hooks ------------------------------------------------------
     def capture(self, messages: list[Message], session_key: str, *,

@@ -36,7 +36,7 @@ class ConsolidateInput(Strict):
 def consolidate(engine: Engine, data: ConsolidateInput, caller: Caller) -> ConsolidationReport:
     """Tidy memory like sleep does: move faded memories to colder tiers, merge near-duplicates,
     link related memories. Never deletes (merged memories are archived). Use dry_run to preview."""
-    return engine.consolidate(dry_run=data.dry_run)
+    return engine.admin.consolidate(dry_run=data.dry_run)
 
 
 class GcInput(Strict):
@@ -56,7 +56,7 @@ class GcInput(Strict):
 )
 def gc(engine: Engine, data: GcInput, caller: Caller) -> GcReport:
     """Delete memories whose retention fell below min_retention (dry run by default)."""
-    return engine.gc(
+    return engine.admin.gc(
         min_retention=data.min_retention, max_age_days=data.max_age_days, dry_run=data.dry_run
     )
 
@@ -102,7 +102,7 @@ def health_report(engine: Engine) -> HealthOutput:
     """Deep health: the store answers a query; the embedder's state is reported."""
     embedder = {"model_id": engine.embedder.model_id, "loaded": engine.embedder.loaded}
     try:
-        store = engine.health()
+        store = engine.admin.health()
     except MemorydError as exc:
         return HealthOutput(
             status="unhealthy",
@@ -117,7 +117,7 @@ def is_ready(engine: Engine) -> bool:
     """Whether a search would answer without waiting: the store answers, its vector index is
     loaded (an SQLite store loads it in the background) and so is the embedding model."""
     try:
-        store = engine.health()
+        store = engine.admin.health()
     except MemorydError:
         return False
     return engine.embedder.loaded and bool(store.get("vectors_loaded", True))
@@ -198,7 +198,7 @@ class KeyIdInput(Strict):
 )
 def keys_list(engine: Engine, data: NoInput, caller: Caller) -> KeyList:
     """Every API key (label, prefix, scopes, last use); never the secrets."""
-    return KeyList(keys=[KeyInfo.of(k) for k in engine.list_keys()])
+    return KeyList(keys=[KeyInfo.of(k) for k in engine.admin.list_keys()])
 
 
 @operation(
@@ -213,7 +213,7 @@ def keys_list(engine: Engine, data: NoInput, caller: Caller) -> KeyList:
 def keys_create(engine: Engine, data: KeyCreateInput, caller: Caller) -> KeyCreated:
     """Create an API key (optionally bound to a scope or agent, or limited to domains); the
     secret is in the response and is never shown again."""
-    made = engine.create_key(
+    made = engine.admin.create_key(
         data.label,
         scopes=data.scopes,
         memory_scope=data.memory_scope,
@@ -235,7 +235,7 @@ def keys_create(engine: Engine, data: KeyCreateInput, caller: Caller) -> KeyCrea
 )
 def keys_revoke(engine: Engine, data: KeyIdInput, caller: Caller) -> KeyInfo:
     """Revoke an API key by id or prefix; it stops working immediately."""
-    return KeyInfo.of(engine.revoke_key(data.id))
+    return KeyInfo.of(engine.admin.revoke_key(data.id))
 
 
 # --- audit ledger -------------------------------------------------------------------
@@ -272,7 +272,7 @@ class LedgerVerification(BaseModel):
 )
 def ledger_page(engine: Engine, data: LedgerPageInput, caller: Caller) -> LedgerPage:
     """Entries of the hash-chained audit ledger after a position, oldest first."""
-    entries = engine.ledger(after=data.after, limit=data.limit)
+    entries = engine.admin.ledger(after=data.after, limit=data.limit)
     return LedgerPage(entries=entries)
 
 
@@ -288,6 +288,6 @@ def ledger_page(engine: Engine, data: LedgerPageInput, caller: Caller) -> Ledger
 )
 def ledger_verify(engine: Engine, data: NoInput, caller: Caller) -> LedgerVerification:
     """Re-hash the whole audit ledger; report the head and the first broken link, if any."""
-    report = engine.verify_ledger()
+    report = engine.admin.verify_ledger()
     return LedgerVerification(ok=report.ok, entries=report.entries, head_seq=report.head_seq,
                               head_hash=report.head_hash, broken=report.broken)

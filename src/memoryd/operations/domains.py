@@ -63,7 +63,7 @@ class Report(DomainsReport):
 def domains_list(engine: Engine, data: NoInput, caller: Caller) -> DomainList:
     """The domains memory has found (a key limited to domains sees only those), with their
     member counts and top terms."""
-    return DomainList(domains=engine.domains(), threshold=engine.domain_threshold())
+    return DomainList(domains=engine.domains.list(), threshold=engine.domains.threshold())
 
 
 class DomainIdInput(Strict):
@@ -74,7 +74,7 @@ class DomainIdInput(Strict):
            scope="read", read_only=True, idempotent=True)
 def domain_show(engine: Engine, data: DomainIdInput, caller: Caller) -> Domain:
     """One domain by name or id: members, top terms, origin, when it was created and named."""
-    return engine.domain(data.id)
+    return engine.domains.get(data.id)
 
 
 class ProposalsInput(Strict):
@@ -88,7 +88,7 @@ def domain_proposals(engine: Engine, data: ProposalsInput, caller: Caller) -> Pr
     """What re-clustering proposes (split, merge, new, rename) with its evidence; nothing
     changes until a proposal is accepted."""
     status = None if data.status == "all" else data.status
-    return ProposalList(proposals=engine.domain_proposals(status))
+    return ProposalList(proposals=engine.domains.proposals(status))
 
 
 # --- changing (admin) ------------------------------------------------------------------
@@ -102,7 +102,7 @@ class DiscoverInput(Strict):
 def domains_discover(engine: Engine, data: DiscoverInput, caller: Caller) -> Report:
     """Cluster memories into domains now. With domains already there, re-cluster and record
     proposals instead (nothing changes until one is accepted), unless replace is set."""
-    return Report(**engine.discover_domains(force=data.force, replace=data.replace)
+    return Report(**engine.domains.discover(force=data.force, replace=data.replace)
                   .model_dump())
 
 
@@ -116,7 +116,7 @@ class RenameInput(Strict):
 def domain_rename(engine: Engine, data: RenameInput, caller: Caller) -> Report:
     """Give a domain a new name; its memories keep their assignments and keys limited to it
     follow the new name."""
-    return Report(**engine.rename_domain(data.id, data.name).model_dump())
+    return Report(**engine.domains.rename(data.id, data.name).model_dump())
 
 
 class MergeInput(Strict):
@@ -130,14 +130,14 @@ class MergeInput(Strict):
            scope="admin", destructive=True, bound_ok=False)
 def domains_merge(engine: Engine, data: MergeInput, caller: Caller) -> Report:
     """Merge domains into one; every memory is re-assigned (no memory is changed otherwise)."""
-    return Report(**engine.merge_domains(data.ids, into=data.into).model_dump())
+    return Report(**engine.domains.merge(data.ids, into=data.into).model_dump())
 
 
 @operation("domain_split", title="Split a domain", input=DomainIdInput, output=Report,
            scope="admin", destructive=True, bound_ok=False)
 def domain_split(engine: Engine, data: DomainIdInput, caller: Caller) -> Report:
     """Re-cluster one domain's memories and replace it by the groups found."""
-    return Report(**engine.split_domain(data.id).model_dump())
+    return Report(**engine.domains.split(data.id).model_dump())
 
 
 class ThresholdInput(Strict):
@@ -149,7 +149,7 @@ class ThresholdInput(Strict):
            output=Report, scope="admin", idempotent=True, bound_ok=False)
 def domains_threshold(engine: Engine, data: ThresholdInput, caller: Caller) -> Report:
     """Re-threshold every memory from its stored scores (nothing is re-embedded)."""
-    return Report(**engine.set_domain_threshold(data.threshold).model_dump())
+    return Report(**engine.domains.set_threshold(data.threshold).model_dump())
 
 
 class ProposalIdInput(Strict):
@@ -160,14 +160,14 @@ class ProposalIdInput(Strict):
            output=Report, scope="admin", bound_ok=False)
 def domain_accept(engine: Engine, data: ProposalIdInput, caller: Caller) -> Report:
     """Apply exactly this proposal (a rename, merge, split or new domain)."""
-    return Report(**engine.accept_proposal(data.id).model_dump())
+    return Report(**engine.domains.accept(data.id).model_dump())
 
 
 @operation("domain_reject", title="Reject a domain proposal", input=ProposalIdInput,
            output=Report, scope="admin", idempotent=True, bound_ok=False)
 def domain_reject(engine: Engine, data: ProposalIdInput, caller: Caller) -> Report:
     """Reject a proposal; it changes nothing and is not proposed again."""
-    return Report(**engine.reject_proposal(data.id).model_dump())
+    return Report(**engine.domains.reject(data.id).model_dump())
 
 
 # --- the MCP tool ----------------------------------------------------------------------
@@ -231,19 +231,19 @@ def tool_domains(engine: Engine, data: ToolDomainsInput, caller: Caller) -> Tool
     some domains only."""
     a = data.action
     if a == "list":
-        return ToolDomainsOutput(domains=engine.domains())
+        return ToolDomainsOutput(domains=engine.domains.list())
     if a == "show":
-        return ToolDomainsOutput(domains=[engine.domain(data.id or "")])
+        return ToolDomainsOutput(domains=[engine.domains.get(data.id or "")])
     if a == "proposals":
-        return ToolDomainsOutput(proposals=engine.domain_proposals())
+        return ToolDomainsOutput(proposals=engine.domains.proposals())
     caller.require("admin")
     done = {
-        "discover": lambda: engine.discover_domains(),
-        "rename": lambda: engine.rename_domain(data.id or "", data.name or ""),
-        "merge": lambda: engine.merge_domains(data.ids or []),
-        "split": lambda: engine.split_domain(data.id or ""),
-        "accept": lambda: engine.accept_proposal(data.id or ""),
-        "reject": lambda: engine.reject_proposal(data.id or ""),
-        "threshold": lambda: engine.set_domain_threshold(data.threshold or 0.0),
+        "discover": lambda: engine.domains.discover(),
+        "rename": lambda: engine.domains.rename(data.id or "", data.name or ""),
+        "merge": lambda: engine.domains.merge(data.ids or []),
+        "split": lambda: engine.domains.split(data.id or ""),
+        "accept": lambda: engine.domains.accept(data.id or ""),
+        "reject": lambda: engine.domains.reject(data.id or ""),
+        "threshold": lambda: engine.domains.set_threshold(data.threshold or 0.0),
     }[a]()
     return ToolDomainsOutput(report=Report(**done.model_dump()))

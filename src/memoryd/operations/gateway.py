@@ -3,7 +3,7 @@
 * **recall** — before a model call: search with the user's prompt and return a ready
   ``<system_memory>`` block (see :mod:`memoryd.retrieval.context`) plus the items as JSON.
 * **capture** — after a turn: extract what the conversation taught and store it; the
-  gateway may send the whole transcript every time (see :mod:`memoryd.engine.capture`).
+  gateway may send the whole transcript every time (see :mod:`memoryd.engine.memory.capture`).
 * **flush** — before compaction: the same extraction over the messages about to be dropped.
 * **session_warm** — at session start: load the embedding model so the first recall is fast.
 
@@ -26,7 +26,7 @@ from memoryd.retrieval.context import label_of, relative_time
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
-    from memoryd.engine.capture import CaptureResult
+    from memoryd.engine.memory.capture import CaptureResult
 
 
 # --- recall -------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def recall(engine: Engine, data: RecallInput, caller: Caller) -> RecallOutput:
         min_score=data.min_score,
         session_key=data.session_key,
     )
-    now = engine.clock()
+    now = engine.context.clock()
     items = [
         RecallItem(
             id=i.memory.id,
@@ -264,5 +264,5 @@ def session_warm(engine: Engine, data: WarmInput, caller: Caller) -> WarmOutput:
         model_loaded=engine.embedder.loaded,
         load_ms=round(load_ms, 1),
         memories=engine.count(),
-        due_intentions=engine.check_intentions({}),
+        due_intentions=engine.tasks.check_intentions({}),
     )

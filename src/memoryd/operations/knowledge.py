@@ -88,14 +88,15 @@ def codebase(engine: Engine, data: CodebaseInput, caller: Caller) -> CodebaseOut
     alternatives considered; get_context: the patterns, decisions and due intentions for a
     codebase, optionally only those touching some files. Call get_context when starting work."""
     if data.action == "remember_pattern":
-        memory = engine.remember_pattern(data.name, data.description, data.files, data.codebase)
+        memory = engine.codebase.remember_pattern(data.name, data.description, data.files,
+                                                  data.codebase)
         return CodebaseOutput(action=data.action, memory=memory)
     if data.action == "remember_decision":
-        memory = engine.remember_decision(
+        memory = engine.codebase.remember_decision(
             data.decision, data.rationale, data.alternatives, data.files, data.codebase
         )
         return CodebaseOutput(action=data.action, memory=memory)
-    context = engine.codebase_context(data.codebase, files=data.files or None, limit=data.limit)
+    context = engine.codebase.context(data.codebase, files=data.files or None, limit=data.limit)
     return CodebaseOutput(action=data.action, context=context)
 
 
@@ -181,18 +182,18 @@ def intention(engine: Engine, data: IntentionInput, caller: Caller) -> Intention
     list: intentions by status."""
     out = IntentionOutput(action=data.action)
     if data.action == "set":
-        out.intention = engine.set_intention(
+        out.intention = engine.tasks.set_intention(
             data.description, data.trigger, priority=data.priority, deadline=data.deadline
         )
     elif data.action == "check":
         context = data.context.model_dump() if data.context else {}
-        out.intentions = engine.check_intentions(context)
+        out.intentions = engine.tasks.check_intentions(context)
     elif data.action == "update":
-        out.intention = engine.update_intention(
+        out.intention = engine.tasks.update_intention(
             data.id, data.status, snooze_minutes=data.snooze_minutes
         )
     else:
-        out.intentions = engine.list_intentions(data.status)
+        out.intentions = engine.tasks.list_intentions(data.status)
     return out
 
 
@@ -276,5 +277,5 @@ def journal(engine: Engine, data: JournalInput, caller: Caller) -> JournalOutput
     """What was learned, updated, strengthened and forgotten on one day, as Markdown (purged
     memories by id only). Covers every scope and agent, so keys bound to one cannot use it."""
     tz = parse_tz(data.tz) if data.tz is not None else None
-    markdown = engine.journal(date.fromisoformat(data.day), tz=tz)
+    markdown = engine.admin.journal(date.fromisoformat(data.day), tz=tz)
     return JournalOutput(day=data.day, markdown=markdown)

@@ -209,7 +209,7 @@ def memory_action(engine: Engine, data: MemoryActionInput, caller: Caller) -> Me
     if data.action == "get":
         out.memory = memory
     elif data.action == "state":
-        out.state = engine.memory_state(data.id)
+        out.state = engine.views.memory_state(data.id)
     elif data.action == "history":
         out.history = engine.history(data.id)
     elif data.action == "versions":
@@ -230,7 +230,7 @@ def memory_action(engine: Engine, data: MemoryActionInput, caller: Caller) -> Me
         engine.delete(data.id)
         out.deleted = True
     else:  # purge
-        engine.purge(data.id)
+        engine.admin.purge(data.id)
         out.deleted = True
     return out
 
@@ -397,7 +397,7 @@ def memory_delete(engine: Engine, data: MemoryDeleteInput, caller: Caller) -> De
     """Delete a memory by id (its history keeps a tombstone); purge (admin keys only) also
     scrubs its content from history."""
     if data.purge:
-        engine.purge(data.id)
+        engine.admin.purge(data.id)
     else:
         engine.delete(data.id)
     return DeleteOutput(id=data.id, deleted=True, purged=data.purge)

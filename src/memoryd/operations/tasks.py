@@ -65,8 +65,8 @@ def task_register(engine: Engine, data: TaskFields, caller: Caller) -> TaskAnswe
     plan as a checklist of steps, in order. Returns the task id: record progress with
     task_update, ask where it stands with task_get (after a restart or a context reset), end it
     with task_complete."""
-    task = engine.register_task(data.name, data.plan, scope=data.scope, metadata=data.metadata)
-    return _answer(engine.get_task(task.id))
+    task = engine.tasks.register(data.name, data.plan, scope=data.scope, metadata=data.metadata)
+    return _answer(engine.tasks.get(task.id))
 
 
 _SOME = Rules(at_least_one=("message", "step_done", "add_steps", "status"), mode="filled",
@@ -105,9 +105,9 @@ def task_update(engine: Engine, data: TaskUpdateInput, caller: Caller) -> TaskAn
     """Record what happened on a task: a message (say what was decided, what blocks you, what
     moved forward), a plan step done (step_done, 1-based), new steps, or pause/resume. Returns
     where the task stands; a running summary is distilled every few messages."""
-    return _answer(engine.update_task(data.id, message=data.message, kind=data.kind,
-                                      step_done=data.step_done, add_steps=data.add_steps,
-                                      status=data.status))
+    return _answer(engine.tasks.update(data.id, message=data.message, kind=data.kind,
+                                       step_done=data.step_done, add_steps=data.add_steps,
+                                       status=data.status))
 
 
 class TaskGetInput(Strict):
@@ -128,7 +128,7 @@ def task_get(engine: Engine, data: TaskGetInput, caller: Caller) -> TaskAnswer:
     """What step am I on, what is blocking, what was decided: a task's plan progress, open
     blockers, decisions, running summary, recent messages and its smart waits. Call it when
     resuming work on a task."""
-    return _answer(engine.get_task(data.id, refresh=data.refresh))
+    return _answer(engine.tasks.get(data.id, refresh=data.refresh))
 
 
 class TaskListInput(Strict):
@@ -160,7 +160,7 @@ class TaskListOutput(BaseModel):
 )
 def task_list(engine: Engine, data: TaskListInput, caller: Caller) -> TaskListOutput:
     """Your tasks, most recently updated first (default: the open ones)."""
-    return TaskListOutput(tasks=engine.list_tasks(data.status, limit=data.limit))
+    return TaskListOutput(tasks=engine.tasks.list(data.status, limit=data.limit))
 
 
 class TaskCompleteInput(Strict):
@@ -190,6 +190,6 @@ def task_complete(engine: Engine, data: TaskCompleteInput, caller: Caller) -> Ta
     """End a task as completed (or failed) with its outcome and what was learned. A memory of
     the task — what was done, decided and learned — is stored through smart ingest, so later
     searches find it."""
-    outcome = engine.complete_task(data.id, status=data.status, outcome=data.outcome,
-                                   learned=data.learned)
+    outcome = engine.tasks.complete(data.id, status=data.status, outcome=data.outcome,
+                                    learned=data.learned)
     return TaskOutcomeOutput.model_validate(dict(outcome))

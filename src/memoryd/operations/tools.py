@@ -198,7 +198,7 @@ def tool_memory(engine: Engine, data: ToolMemoryInput, caller: Caller) -> ToolMe
     """Read one memory by id, its strength, its change history or the versions it replaced."""
     out = ToolMemoryOutput(memory=MemoryView.of(engine.get(data.id)))
     if data.show == "strength":
-        state = engine.memory_state(data.id)
+        state = engine.views.memory_state(data.id)
         out.strength = {"state": state.state, "retention": round(state.retention, 3),
                         "tier": state.tier, "accessed": state.access_count}
     elif data.show == "history":
@@ -235,7 +235,7 @@ def tool_feedback(engine: Engine, data: ToolFeedbackInput, caller: Caller) -> To
         engine.promote(data.id, reason=data.reason)
     else:
         engine.demote(data.id, reason=data.reason)
-    state = engine.memory_state(data.id)
+    state = engine.views.memory_state(data.id)
     return ToolFeedbackOutput(id=data.id, retention=round(state.retention, 3))
 
 
@@ -280,7 +280,7 @@ class ToolDeleteOutput(BaseModel):
 def tool_delete(engine: Engine, data: ToolDeleteInput, caller: Caller) -> ToolDeleteOutput:
     """Delete a memory by id (wrong, secret or no longer wanted)."""
     if data.purge:
-        engine.purge(data.id)
+        engine.admin.purge(data.id)
     else:
         engine.delete(data.id)
     return ToolDeleteOutput(deleted=data.id)

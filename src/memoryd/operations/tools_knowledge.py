@@ -82,13 +82,14 @@ def tool_codebase(engine: Engine, data: ToolCodebaseInput,
     work); files narrows all three."""
     data = data.rich()  # type: ignore[assignment]
     if data.action == "remember_pattern":
-        memory = engine.remember_pattern(data.name, data.description, data.files, data.codebase)
+        memory = engine.codebase.remember_pattern(data.name, data.description, data.files,
+                                                  data.codebase)
         return ToolCodebaseOutput(stored=MemoryView.of(memory))
     if data.action == "remember_decision":
-        memory = engine.remember_decision(data.decision, data.rationale, data.alternatives,
-                                          data.files, data.codebase)
+        memory = engine.codebase.remember_decision(data.decision, data.rationale, data.alternatives,
+                                                   data.files, data.codebase)
         return ToolCodebaseOutput(stored=MemoryView.of(memory))
-    context = engine.codebase_context(data.codebase, files=data.files or None, limit=data.limit)
+    context = engine.codebase.context(data.codebase, files=data.files or None, limit=data.limit)
     return ToolCodebaseOutput(patterns=[MemoryView.of(m, 500) for m in context.patterns],
                               decisions=[MemoryView.of(m, 500) for m in context.decisions],
                               due=[i.description for i in context.intentions])
@@ -169,13 +170,15 @@ def tool_intention(engine: Engine, data: ToolIntentionInput,
     """Remember to do something at a time (at, in_minutes), in a context (codebase,
     file_pattern, topic) or on an event; check what is due; update or list intentions."""
     if data.action == "set":
-        done = [engine.set_intention(data.description, data.trigger(), priority=data.priority)]
+        done = [engine.tasks.set_intention(data.description, data.trigger(),
+                                           priority=data.priority)]
     elif data.action == "check":
         context = {"codebase": data.codebase, "files": data.files or [], "topic": data.topic,
                    "event": data.event}
-        done = engine.check_intentions({k: v for k, v in context.items() if v})
+        done = engine.tasks.check_intentions({k: v for k, v in context.items() if v})
     elif data.action == "update":
-        done = [engine.update_intention(data.id, data.status, snooze_minutes=data.snooze_minutes)]
+        done = [engine.tasks.update_intention(data.id, data.status,
+                                              snooze_minutes=data.snooze_minutes)]
     else:
-        done = engine.list_intentions()
+        done = engine.tasks.list_intentions()
     return ToolIntentionOutput(intentions=[IntentionView.of(i) for i in done])

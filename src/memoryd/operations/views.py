@@ -50,7 +50,7 @@ def changes(engine: Engine, data: ChangesInput, caller: Caller) -> ChangeFeed:
     each change's operation (create, update, supersede, promote, delete, kg_update, ...), who
     made it and the memory as it is now. Pass `next` as `since` to continue; `head` is the
     newest change in the store. Deletions are listed for unbound keys only."""
-    return engine.changes(data.since, limit=data.limit)
+    return engine.views.changes(data.since, limit=data.limit)
 
 
 class TimelineInput(Strict):
@@ -80,7 +80,7 @@ def timeline(engine: Engine, data: TimelineInput, caller: Caller) -> Timeline:
     """What was learned, corrected, strengthened, weakened and forgotten per day, newest day
     first, in your memories; with `day`, that day's changes too (newest first)."""
     day = parse_day(data.day) if data.day is not None else None
-    return engine.timeline(days=data.days, tz=parse_tz(data.tz), day=day, limit=data.limit)
+    return engine.views.timeline(days=data.days, tz=parse_tz(data.tz), day=day, limit=data.limit)
 
 
 @operation("overview", title="Overview", input=NoInput, output=Overview, **_READ)
@@ -88,7 +88,7 @@ def overview(engine: Engine, data: NoInput, caller: Caller) -> Overview:
     """Your memories at a glance: counts by type, tier, state and scope, the retention
     distribution, growth per day, this server's operation latencies (p50/p95/p99 since it
     started) and the newest consolidation reports (unbound keys)."""
-    report = engine.overview()
+    report = engine.views.overview()
     return report.model_copy(update={"latencies": TIMINGS.summary()})
 
 
@@ -105,7 +105,7 @@ class RetentionInput(Strict):
 def memory_retention(engine: Engine, data: RetentionInput, caller: Caller) -> RetentionCurve:
     """A memory's FSRS forgetting curve: retention from its last review to some days ahead,
     and the moments it was created, promoted, demoted, reinforced or edited."""
-    return engine.retention_curve(data.id, days_ahead=data.days_ahead, points=data.points)
+    return engine.views.retention_curve(data.id, days_ahead=data.days_ahead, points=data.points)
 
 
 class MemoryGraphInput(FilterFields):
@@ -120,7 +120,7 @@ def memory_graph(engine: Engine, data: MemoryGraphInput, caller: Caller) -> Memo
     """The newest memories matching the filters and the typed edges between them (related,
     supersedes, caused_by, ...), each with its importance and retention; as_of draws the
     graph as it was then."""
-    return engine.memory_graph(data.filters(), limit=data.limit)
+    return engine.views.memory_graph(data.filters(), limit=data.limit)
 
 
 class KgGraphInput(Strict):

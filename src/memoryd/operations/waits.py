@@ -105,8 +105,8 @@ def smart_wait(engine: Engine, data: SmartWaitInput, caller: Caller) -> WaitOutp
     wake = data.wake.model_dump(exclude_none=True) if data.wake is not None else None
     criteria = (data.criteria if isinstance(data.criteria, str)
                 else data.criteria.model_dump(exclude_none=True))
-    job = engine.smart_wait(data.target, criteria, data.timeout_s, task_id=data.task_id,
-                            wake=wake)
+    job = engine.waits.watch(data.target, criteria, data.timeout_s, task_id=data.task_id,
+                             wake=wake)
     return WaitOutput.model_validate(dict(job))
 
 
@@ -128,7 +128,7 @@ class WaitStatusInput(Strict):
 def wait_status(engine: Engine, data: WaitStatusInput, caller: Caller) -> WaitOutput:
     """How a wait stands: watching, resolved (with what was seen), timeout, error or
     cancelled. With block_s, returns as soon as it ends or after block_s seconds."""
-    return WaitOutput.model_validate(dict(engine.wait_status(data.id, data.block_s)))
+    return WaitOutput.model_validate(dict(engine.waits.status(data.id, data.block_s)))
 
 
 class WaitListInput(Strict):
@@ -156,7 +156,7 @@ class WaitListOutput(BaseModel):
 )
 def wait_list(engine: Engine, data: WaitListInput, caller: Caller) -> WaitListOutput:
     """Your smart waits, newest first, optionally of one status or one task."""
-    return WaitListOutput(waits=engine.list_waits(data.status, task_id=data.task_id,
+    return WaitListOutput(waits=engine.waits.list(data.status, task_id=data.task_id,
                                                   limit=data.limit))
 
 
@@ -175,4 +175,4 @@ class WaitCancelInput(Strict):
 )
 def wait_cancel(engine: Engine, data: WaitCancelInput, caller: Caller) -> WaitOutput:
     """Stop a smart wait (nobody is woken). A wait that already ended is returned as it is."""
-    return WaitOutput.model_validate(dict(engine.cancel_wait(data.id)))
+    return WaitOutput.model_validate(dict(engine.waits.cancel(data.id)))

@@ -1,0 +1,2 @@
+"""Task memory and intentions (``engine.tasks``).
+"""
