@@ -89,12 +89,16 @@ class LiveServer:
 
 
 def clean_env(monkeypatch: pytest.MonkeyPatch, base: Path) -> None:
-    """Hide MEMORYD_* variables and the user's config file (for module-scoped fixtures)."""
+    """Hide MEMORYD_* variables, the user's config file and home directory (for module-scoped
+    fixtures): a request naming ``~`` (a project root, a watched path) lands under ``base``,
+    never in the real home of whoever runs the tests."""
     for name in list(os.environ):
         if name.startswith("MEMORYD_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(base / "data"))
+    (base / "home").mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("HOME", str(base / "home"))
 
 
 def start_server(

@@ -58,14 +58,19 @@ class World:
             headers["X-Agent-Id"] = agent
         return httpx.Client(base_url=self.url, headers=headers, timeout=60)
 
+    @property
+    def log(self) -> Path:
+        """The server's output (a file: a pipe nobody reads would stall the server once full)."""
+        return self.home / "serve.log"
+
     def start(self) -> World:
-        self.proc = subprocess.Popen([str(MEMORYD_BIN), "serve", "--port", str(self.port)],
-                                     env=self.env(), stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen([str(MEMORYD_BIN), "serve", "--port", str(self.port)],
+                                         env=self.env(), stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"memoryd serve exited: {self.proc.stderr.read().decode()[-2000:]}")
+                raise RuntimeError(f"memoryd serve exited: {self.log.read_text()[-2000:]}")
             try:
                 if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
                     return self

@@ -203,6 +203,11 @@ def test_a_knowledge_graph_whole_now_and_as_of(mem: Engine, tmp_path: Path) -> N
     assert [n.id for n in past.nodes] == ["old-cache"] and past.as_of == middle
     listed = invoke(mem, "kg_graphs", {}, Caller.local()).graphs
     assert {(g.scope, g.root) for g in listed} >= {("project:shop", project), ("user", None)}
+    # An edge between two active nodes is drawn.
+    mem.kg.write(project, nodes=[{"id": "db", "name": "Postgres"}],
+                 edges=[{"source": "new-cache", "target": "db", "type": "uses"}])
+    drawn = invoke(mem, "kg_graph", {"project": project}, Caller.local())
+    assert [(e.source, e.target, e.type) for e in drawn.edges] == [("new-cache", "db", "uses")]
 
 
 def test_hand_edits_of_the_file_show_up_and_archiving_writes_the_file(mem: Engine,

@@ -24,6 +24,7 @@ from memoryd.models.views import (
     KgGraphList,
     KgView,
     KgViewNode,
+    ViewEdge,
 )
 
 _ALL = 10_000_000
