@@ -206,8 +206,36 @@ def test_a_memory_written_by_another_client_appears_live(page: Any, world: World
 
 
 # --- graphs -----------------------------------------------------------------------------------
+def _settled(page: Any, node: str, timeout: float = 15) -> None:
+    """Wait until the force layout stops moving ``node`` (on a busy machine it runs long)."""
+    deadline = time.monotonic() + timeout
+    last = page.evaluate(f"window.memorydGraph.screen('{node}')")
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(300)
+        now = page.evaluate(f"window.memorydGraph.screen('{node}')")
+        if abs(now["x"] - last["x"]) < 0.5 and abs(now["y"] - last["y"]) < 0.5:
+            return
+        last = now
+
+
+def _link_by_drag(page: Any, source: str, target: str) -> Any:
+    """Drag ``source`` onto ``target`` until the link dialog opens (a node the layout still
+    nudged between reading its place and pressing on it is dragged again); the dialog."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    dialog = page.locator("dialog[open]")
+    for _ in range(3):
+        _drag(page, source, target)
+        try:
+            dialog.wait_for(timeout=5_000)
+            return dialog
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"dragging {source} onto {target} never opened the link dialog")
+
+
 def _drag(page: Any, source: str, target: str) -> None:
-    page.wait_for_timeout(1500)  # let the layout settle a little
+    _settled(page, source)
     a = page.evaluate(f"window.memorydGraph.screen('{source}')")
     b = page.evaluate(f"window.memorydGraph.screen('{target}')")
     page.mouse.move(a["x"], a["y"])
@@ -223,8 +251,7 @@ def test_link_two_project_nodes_by_dragging_and_the_file_follows(page: Any, worl
     stamp = wait_graph(page)
     ids = {n["id"] for n in page.evaluate("window.memorydGraph.nodes()")}
     assert ids == {"new-cache", "wal-busy", "lock-storm", "pool-size"}
-    _drag(page, "pool-size", "lock-storm")
-    dialog = page.locator("dialog[open]")
+    dialog = _link_by_drag(page, "pool-size", "lock-storm")
     dialog.get_by_label("Edge type").select_option("depends_on")
     dialog.get_by_role("button", name="Link").click()
     stamp = wait_graph(page, stamp)
