@@ -3,31 +3,35 @@ is :mod:`memoryd.engine.memory.access_writer`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+
 from memoryd.cognition import scheduling
 from memoryd.cognition.states import memory_state
 from memoryd.engine.checks import screen
 from memoryd.engine.context import EngineContext
-from memoryd.models import Memory, MemoryStateReport
+from memoryd.models import Memory, MemoryStateReport, SchedulingState
 
 
 def promote(ctx: EngineContext, memory_id: str, reason: str | None) -> Memory:
     """"This helped / is correct": an FSRS Good review plus storage strength."""
-    reason = screen(ctx, reason, False, "reason") if reason else reason
-    memory = ctx.get(memory_id)
-    state = scheduling.promote(memory.state, ctx.clock())
-    ctx.store.update_states(
-        {memory_id: state}, record="promote", actor=ctx.actor, details={"reason": reason}
-    )
-    return ctx.get(memory_id)
+    return _review(ctx, memory_id, reason, scheduling.promote, "promote")
 
 
 def demote(ctx: EngineContext, memory_id: str, reason: str | None) -> Memory:
     """"Wrong / stale": a lapse that cuts stability and strength (the memory stays)."""
+    return _review(ctx, memory_id, reason, scheduling.demote, "demote")
+
+
+def _review(ctx: EngineContext, memory_id: str, reason: str | None,
+            review: Callable[[SchedulingState, datetime], SchedulingState],
+            record: str) -> Memory:
+    """Apply a manual review to the memory's state, recorded in its history with the reason
+    (screened for secrets like any stored text)."""
     reason = screen(ctx, reason, False, "reason") if reason else reason
-    memory = ctx.get(memory_id)
-    state = scheduling.demote(memory.state, ctx.clock())
+    state = review(ctx.get(memory_id).state, ctx.clock())
     ctx.store.update_states(
-        {memory_id: state}, record="demote", actor=ctx.actor, details={"reason": reason}
+        {memory_id: state}, record=record, actor=ctx.actor, details={"reason": reason}
     )
     return ctx.get(memory_id)
 
