@@ -27,6 +27,7 @@ def open_store(url: str, settings: Settings, *, create: bool = True) -> Store:
         hnsw_threshold=settings.hnsw_threshold,
         ef_search=settings.hnsw_ef_search,
         create=create,
+        keyword_index=settings.keyword_index,
     )
 
 

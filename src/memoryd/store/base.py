@@ -58,7 +58,7 @@ from memoryd.store.database import Database
 from memoryd.store.domains import Assignment, AssignStatement, Domains
 from memoryd.store.filters import LIST_ORDERS, where
 from memoryd.store.graph_files import GraphFiles
-from memoryd.store.terms import CandidateQuery
+from memoryd.store.terms import FIRST_PASS, CandidateQuery
 from memoryd.store.transfer import Transfer
 from memoryd.store.translate import _translating
 from memoryd.store.work import Work
@@ -263,7 +263,15 @@ class Store(ABC):
             return KeywordPool(stats, [])
         query = CandidateQuery.of(distinct, stats, k1, b)
         clause, params = where(filters, now, self.db.dialect)
-        return KeywordPool(stats, keywords.candidates(self.db, query, clause, params, limit))
+        first = self._keyword_first_pass(query, max(FIRST_PASS, limit))
+        return KeywordPool(stats, keywords.candidates(self.db, query, clause, params, limit,
+                                                      first))
+
+    def _keyword_first_pass(self, query: CandidateQuery, limit: int
+                            ) -> list[tuple[int, float]] | None:
+        """The best ``limit`` (rowid, BM25) before the filters, from a copy of the postings
+        in memory; None (the default): the SQL computes them."""
+        return None
 
     def corpus_stats(self, terms: Sequence[str]) -> bm25.CorpusStats:
         """N, the average length and the df of each of ``terms`` (as the keyword side reads them)."""

@@ -30,9 +30,10 @@ from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.sqlite import domains
 from memoryd.store.sqlite.codec import COLUMNS, row_to_memory, to_db
 from memoryd.store.sqlite.database import SQLiteDatabase
+from memoryd.store.sqlite.keyword_index import KeywordCache
 from memoryd.store.sqlite.search import VectorCache
 from memoryd.store.sqlite.transfer import SQLiteTransfer
-from memoryd.store.terms import TermChanges, apply_changes
+from memoryd.store.terms import CandidateQuery, TermChanges, apply_changes
 
 __all__ = ["SQLiteStore", "parse_sqlite_url"]
 
@@ -67,19 +68,27 @@ class SQLiteStore(Store):
     driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: Path | str, *, hnsw_threshold: int = 20_000, ef_search: int = 128,
-                 create: bool = True) -> None:
+                 create: bool = True, keyword_index: bool = True) -> None:
         db = SQLiteDatabase(path, create=create)
         #: The in-memory vector index, shared with the transfer part.
         self.vector_cache = VectorCache(db, hnsw_threshold=hnsw_threshold, ef_search=ef_search)
+        #: The in-memory copy of the keyword postings (the first pass of keyword search).
+        self.keyword_cache = KeywordCache(db, enabled=keyword_index)
         super().__init__(db, assign=domains.assign,
                          transfer=SQLiteTransfer(db, self.vector_cache))
         self.path = db.path
         self.vector_cache.open(background=True)
+        self.keyword_cache.open(after=self.vector_cache.wait)
 
     def close(self) -> None:
         """Save the HNSW graph (if any) and close every connection."""
         self.vector_cache.save()
+        self.keyword_cache.close()
         self.db.close()
+
+    def _keyword_first_pass(self, query: CandidateQuery, limit: int
+                            ) -> list[tuple[int, float]] | None:
+        return self.keyword_cache.first_pass(query, limit)
 
     def health(self) -> dict[str, Any]:
         try:
