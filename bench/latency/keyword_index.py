@@ -1,6 +1,7 @@
 """The keyword side's first pass from SQL against the in-memory postings, same store, same run.
 
-    python -m bench.latency.keyword_index --db bench/.cache/scale/sqlite-100000.db [--rounds 5]
+    python -m bench.latency.keyword_index [--url sqlite:///bench/.cache/scale/sqlite-100000.db]
+        [--rounds 5] [--name keyword_index]
 
 Opens the store twice in one process, once with ``keyword_index=False`` (the SQL computes
 the first pass over every posting of the query terms) and once with the in-memory copy
@@ -8,7 +9,7 @@ the first pass over every posting of the query terms) and once with the in-memor
 flipped each round: the store's ``keyword_candidates`` (limit 50, the search path's pool)
 and ``Engine.search`` with the query vector given (hybrid, no access recording). Also: the
 copy's load time and size, and whether the two return the same candidates in the same order.
-Writes bench/results/keyword_index.{json,md}.
+``--url`` takes any store URL (a PostgreSQL one too). Writes bench/results/<name>.{json,md}.
 """
 
 from __future__ import annotations
@@ -30,18 +31,18 @@ def _load_avg() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def run(db: Path, n_queries: int, rounds: int) -> dict[str, Any]:
+def run(url: str, n_queries: int, rounds: int) -> dict[str, Any]:
     import memoryd
     from memoryd.models import SearchFilters
     from memoryd.retrieval.tokens import query_terms
 
     queries = make_queries(n_queries)
-    engines = {v: memoryd.open(f"sqlite:///{db}", keyword_index=(v == "memory"))
-               for v in VARIANTS}
+    engines = {v: memoryd.open(url, keyword_index=(v == "memory")) for v in VARIANTS}
     t0 = time.perf_counter()
     engines["memory"].store.keyword_cache.wait()
     cache = engines["memory"].store.keyword_cache
-    out: dict[str, Any] = {"db": str(db), "queries": len(queries), "rounds": rounds,
+    out: dict[str, Any] = {"backend": engines["sql"].store.backend,
+                           "queries": len(queries), "rounds": rounds,
                            "memories": engines["sql"].store.count(),
                            "load_s": round(time.perf_counter() - t0, 2),
                            "index_mb": round(cache._index.nbytes() / 2**20, 1)
@@ -100,7 +101,7 @@ def render(d: dict[str, Any]) -> str:
         "# Keyword first pass: SQL against the in-memory postings",
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `python -m "
         f"bench.latency.keyword_index --rounds {d['rounds']}` on a {d['memories']:,}-memory "
-        f"SQLite store; 2 CPUs shared with other work (1-minute load average "
+        f"{d['backend']} store; 2 CPUs shared with other work (1-minute load average "
         f"{d['load_average'][0]:.1f}-{d['load_average'][1]:.1f}); {d['queries']} queries "
         "(short, question, long) per round, both variants in one process, order flipped every "
         "round; ms over all rounds.",
@@ -114,12 +115,14 @@ def render(d: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, default=Path("bench/.cache/scale/sqlite-100000.db"))
+    parser.add_argument("--url", default="sqlite:///" + str(
+        Path("bench/.cache/scale/sqlite-100000.db").resolve()))
+    parser.add_argument("--name", default="keyword_index")
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    data = run(args.db, args.queries, args.rounds)
-    write_results("keyword_index", data, render(data))
+    data = run(args.url, args.queries, args.rounds)
+    write_results(args.name, data, render(data))
     print(render(data))
 
 

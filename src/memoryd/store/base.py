@@ -58,6 +58,7 @@ from memoryd.store.database import Database
 from memoryd.store.domains import Assignment, AssignStatement, Domains
 from memoryd.store.filters import LIST_ORDERS, where
 from memoryd.store.graph_files import GraphFiles
+from memoryd.store.keyword_index import KeywordCache
 from memoryd.store.terms import FIRST_PASS, CandidateQuery
 from memoryd.store.transfer import Transfer
 from memoryd.store.translate import _translating
@@ -99,6 +100,9 @@ class Store(ABC):
             method = getattr(cls, name, None)
             if method is not None and not getattr(method, "__translated__", False):
                 setattr(cls, name, _translating(method, cls.driver_errors))
+
+    #: The copy of the keyword postings in memory, when the backend keeps one.
+    keyword_cache: KeywordCache | None = None
 
     def __init__(self, db: Database, *, assign: AssignStatement, transfer: Transfer) -> None:
         """Compose the store over ``db``: every part shares it (and its transactions)."""
@@ -269,9 +273,10 @@ class Store(ABC):
 
     def _keyword_first_pass(self, query: CandidateQuery, limit: int
                             ) -> list[tuple[int, float]] | None:
-        """The best ``limit`` (rowid, BM25) before the filters, from a copy of the postings
-        in memory; None (the default): the SQL computes them."""
-        return None
+        """The best ``limit`` (rowid, BM25) before the filters, from the copy of the postings
+        in memory (:mod:`memoryd.store.keyword_index`); None: the SQL computes them."""
+        cache = self.keyword_cache
+        return cache.first_pass(query, limit) if cache is not None else None
 
     def corpus_stats(self, terms: Sequence[str]) -> bm25.CorpusStats:
         """N, the average length and the df of each of ``terms`` (as the keyword side reads them)."""

@@ -30,10 +30,11 @@ def candidates(db: Database, query: terms.CandidateQuery, where: str, params: li
         if first is not None:
             if not first:
                 return []  # no memory holds a query term
+            arrays = db.backend == "postgresql"
             rows = conn.execute(
                 terms.candidates_sql(query, where, db.mark, first_pass=True, collate=db.collate,
-                                     given=len(first)),
-                [*query.head_params(first), *params, limit]).fetchall()
+                                     given=len(first), arrays=arrays),
+                [*query.head_params(first, arrays=arrays), *params, limit]).fetchall()
         else:
             rows = conn.execute(
                 terms.candidates_sql(query, where, db.mark, first_pass=True, collate=db.collate),

@@ -25,15 +25,15 @@ from memoryd.errors import MemoryNotFound, StoreError
 from memoryd.models import Memory, SchedulingState, SearchFilters, StoreStats, VectorHit
 from memoryd.store import policy
 from memoryd.store.base import Actor, Store
+from memoryd.store.keyword_index import KeywordCache
 from memoryd.store.change import Recorded
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.sqlite import domains
 from memoryd.store.sqlite.codec import COLUMNS, row_to_memory, to_db
 from memoryd.store.sqlite.database import SQLiteDatabase
-from memoryd.store.sqlite.keyword_index import KeywordCache
 from memoryd.store.sqlite.search import VectorCache
 from memoryd.store.sqlite.transfer import SQLiteTransfer
-from memoryd.store.terms import CandidateQuery, TermChanges, apply_changes
+from memoryd.store.terms import TermChanges, apply_changes
 
 __all__ = ["SQLiteStore", "parse_sqlite_url"]
 
@@ -85,10 +85,6 @@ class SQLiteStore(Store):
         self.vector_cache.save()
         self.keyword_cache.close()
         self.db.close()
-
-    def _keyword_first_pass(self, query: CandidateQuery, limit: int
-                            ) -> list[tuple[int, float]] | None:
-        return self.keyword_cache.first_pass(query, limit)
 
     def health(self) -> dict[str, Any]:
         try:

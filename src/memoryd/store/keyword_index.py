@@ -1,33 +1,34 @@
-"""An in-memory copy of the SQLite store's keyword postings, for the first pass of keyword search.
+"""An in-memory copy of the keyword postings, for the first pass of keyword search.
 
 The keyword side ranks every memory holding a query term by BM25 and keeps the best
 :data:`memoryd.store.terms.FIRST_PASS` before the filters. In SQL that pass reads every
-posting of every query term (about 18,000 for a typical query at 100,000 memories, 10 ms);
-here it is a few array operations over the same postings. What follows the first pass (the
-filters, the order by score then id, each candidate's counts of the query terms) stays the
-store's SQL, so a search ranks exactly as the SQL-only path does, but for the order of
-memories whose scores differ in the last bit (:func:`first_pass` sums a memory's terms in the
-query's order, as SQLite does).
+posting of every query term (about 18,000 for a typical query at 100,000 memories); here it
+is a few array operations over the same postings. What follows the first pass (the filters,
+the order by score then id, each candidate's counts of the query terms) stays the store's
+SQL, so a search ranks exactly as the SQL-only path does, but for the order of memories
+whose scores differ in the last bit (:meth:`KeywordIndex.first_pass` sums a memory's terms
+in the query's order, as the SQL does).
 
-The copy is kept in step with the table from one place, :meth:`KeywordCache.first_pass`:
-before it answers, it reads the change sequence (``history``) and re-reads the postings of
-every memory changed since (by this process or another), then checks its totals against the
-store's ``term_totals``. When they disagree (a memory deleted by another process, an import
-that kept old sequence numbers) it answers ``None`` and builds itself anew in the background;
-the caller then runs the SQL first pass, which is always right.
+The copy is kept in step with the tables from one place, :meth:`KeywordCache.first_pass`:
+before it answers, it reads the newest change sequence number (``history``), re-reads the
+postings of every memory changed since (by this process or another, on this machine or
+another) and drops the memories deleted since, then checks its totals against the store's
+``term_totals``. When they disagree (an import that kept old sequence numbers, more changes
+than :data:`CATCH_UP_LIMIT` at once) it answers ``None`` and builds itself anew in the
+background; the caller then runs the SQL first pass, which is always right.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from memoryd.store.sqlite.database import SQLiteDatabase
+    from memoryd.store.database import Database
     from memoryd.store.terms import CandidateQuery
 
 log = logging.getLogger(__name__)
@@ -37,20 +38,32 @@ CATCH_UP_LIMIT = 5_000
 #: Changed memories kept beside the packed postings before these are packed again.
 OVERLAY_LIMIT = 20_000
 
+# Each term's postings as one row of two comma-joined lists, both in rowid order: a third
+# of the time of one row per posting.
+_POSTINGS = {
+    "sqlite": "SELECT term, group_concat(memory_rowid), group_concat(tf) FROM memory_terms "
+              "GROUP BY term",
+    "postgresql": "SELECT term, string_agg(memory_rowid::text, ',' ORDER BY memory_rowid), "
+                  "string_agg(tf::text, ',' ORDER BY memory_rowid) FROM memory_terms "
+                  "GROUP BY term",
+}
+_SNAPSHOT = {"sqlite": "BEGIN", "postgresql": "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
+
 
 class KeywordIndex:
     """Every memory's term counts: packed arrays read at load, and the memories changed since
     in a small overlay that shadows their packed postings."""
 
     def __init__(self, slices: dict[str, tuple[int, int]], rowids: np.ndarray, tfs: np.ndarray,
-                 lengths: np.ndarray, history_seq: int) -> None:
-        self._slices = slices  # term -> [start, end) in rowids/tfs (ascending rowid)
+                 lengths: np.ndarray, ids: dict[int, int], history_seq: int) -> None:
+        self._slices = slices  # term -> [start, end) in rowids/tfs
         self._rowids = rowids
         self._tfs = tfs
         self.lengths = lengths  # term count by rowid; -1: no memory there
         self._shadowed = np.zeros(len(lengths), dtype=bool)  # packed postings out of date
         self._overlay: dict[int, dict[str, int]] = {}
         self._overlay_terms: dict[str, set[int]] = {}
+        self._ids = ids  # hash(memory id) -> rowid (this process's hash; never stored)
         self.history_seq = history_seq
         present = lengths >= 0
         self.documents = int(present.sum())
@@ -62,11 +75,15 @@ class KeywordIndex:
         return len(self._overlay)
 
     def nbytes(self) -> int:
-        """Bytes held by the packed arrays (the overlay is small)."""
+        """Bytes held by the packed arrays (not the dictionaries)."""
         return int(self._rowids.nbytes + self._tfs.nbytes + self.lengths.nbytes
                    + self._shadowed.nbytes)
 
-    def set(self, rowid: int, counts: dict[str, int], length: int) -> None:
+    def rowid_of(self, memory_id: str) -> int | None:
+        """The rowid the memory had when the index last saw it."""
+        return self._ids.get(hash(memory_id))
+
+    def set(self, rowid: int, memory_id: str, counts: dict[str, int], length: int) -> None:
         """The memory at ``rowid`` now holds ``counts`` (its term frequencies) of ``length``."""
         self.drop(rowid)
         self._grow(rowid)
@@ -75,6 +92,7 @@ class KeywordIndex:
         self._overlay[rowid] = counts
         for term in counts:
             self._overlay_terms.setdefault(term, set()).add(rowid)
+        self._ids[hash(memory_id)] = rowid
         self.lengths[rowid] = length
         self.documents += 1
         self.total_terms += length
@@ -110,55 +128,51 @@ class KeywordIndex:
             start, end = self._slices.get(term, (0, 0))
             if end > start:
                 r = self._rowids[start:end]
-                tf = self._tfs[start:end]
                 keep = ~self._shadowed[r]
-                r, tf = r[keep], tf[keep].astype(np.float64)
-                rows.append(r)
-                scores.append(weight * tf / (tf + query.constant
-                                             + query.slope * self.lengths[r]))
+                rows.append(r[keep])
+                scores.append(self._scores(query, weight, rows[-1],
+                                           self._tfs[start:end][keep].astype(np.float64)))
             held = self._overlay_terms.get(term)
             if held:
                 r = np.fromiter(held, dtype=np.int64, count=len(held))
-                tf = np.asarray([self._overlay[x][term] for x in held], dtype=np.float64)
                 rows.append(r)
-                scores.append(weight * tf / (tf + query.constant
-                                             + query.slope * self.lengths[r]))
+                scores.append(self._scores(query, weight, r, np.asarray(
+                    [self._overlay[x][term] for x in held], dtype=np.float64)))
         if not rows:
             return []
         r = np.concatenate(rows)
         size = len(self.lengths)
-        # bincount adds each memory's terms in the query's order: SQLite's SUM does the same.
+        # bincount adds each memory's terms in the query's order, as the SQL's SUM does.
         total = np.bincount(r, weights=np.concatenate(scores), minlength=size)
         found = np.flatnonzero(np.bincount(r, minlength=size))
         if len(found) > limit:
             best = np.argpartition(-total[found], limit - 1)[:limit]
-            # Keep every memory tied with the last one kept, so the order by rowid decides.
-            floor = total[found[best]].min()
-            found = found[total[found] >= floor]
+            # Keep every memory tied with the last one kept, so that the rowid decides.
+            found = found[total[found] >= total[found[best]].min()]
         order = np.lexsort((found, -total[found]))[:limit]
         return [(int(found[i]), float(total[found[i]])) for i in order]
 
+    def _scores(self, query: CandidateQuery, weight: float, rowids: np.ndarray,
+                tf: np.ndarray) -> np.ndarray:
+        return weight * tf / (tf + query.constant + query.slope * self.lengths[rowids])
 
-def load(conn: Any, stop: threading.Event | None = None) -> KeywordIndex:
-    """Read every posting and length of the store behind ``conn`` (one read transaction, so
-    that they are one moment's); ``stop`` set meanwhile ends the read with InterruptedError.
 
-    Each term's postings come as one row of two comma-joined lists (both aggregates read the
-    term's rows in the same order): a third of the time of a row per posting.
-    """
-    conn.execute("BEGIN")
+def load(db: Database, conn: Any, stop: threading.Event | None = None) -> KeywordIndex:
+    """Read every posting, length and id of the store (one snapshot, so that they are one
+    moment's); ``stop`` set meanwhile ends the read with InterruptedError."""
+    conn.execute(_SNAPSHOT[db.backend])
     try:
         (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
-        cursor = conn.execute("SELECT term, group_concat(memory_rowid), group_concat(tf) "
-                              "FROM memory_terms GROUP BY term")
+        if db.backend == "postgresql":  # a server-side cursor: rows arrive as they are read
+            cursor = conn.cursor(name="memoryd_keyword_postings")
+            cursor.execute(_POSTINGS[db.backend])
+        else:
+            cursor = conn.execute(_POSTINGS[db.backend])
         slices: dict[str, tuple[int, int]] = {}
         rowid_parts: list[np.ndarray] = []
         tf_parts: list[np.ndarray] = []
         start = 0
-        while True:
-            chunk = cursor.fetchmany(1000)
-            if not chunk:
-                break
+        while chunk := cursor.fetchmany(1000):
             if stop is not None and stop.is_set():
                 raise InterruptedError("the store is closing")
             for term, rowids_text, tfs_text in chunk:
@@ -166,26 +180,25 @@ def load(conn: Any, stop: threading.Event | None = None) -> KeywordIndex:
                 tf_parts.append(np.fromstring(tfs_text, dtype=np.int64, sep=","))
                 slices[term] = (start, start + len(rowid_parts[-1]))
                 start += len(rowid_parts[-1])
-        lengths_rows = conn.execute("SELECT rowid, term_count FROM memories").fetchall()
+        memories = conn.execute("SELECT rowid, id, term_count FROM memories").fetchall()
     finally:
         conn.execute("COMMIT")
     rowids = np.concatenate(rowid_parts) if rowid_parts else np.zeros(0, dtype=np.int64)
     tfs = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=np.int64)
-    top = max((r for r, _ in lengths_rows), default=0)
-    lengths = np.full(top + 1, -1, dtype=np.int64)
-    if lengths_rows:
-        block = np.asarray(lengths_rows, dtype=np.int64)
-        lengths[block[:, 0]] = block[:, 1]
+    lengths = np.full(max((m[0] for m in memories), default=0) + 1, -1, dtype=np.int64)
+    for rowid, _, length in memories:
+        lengths[rowid] = length or 0
     if len(rowids) and rowids.max() < 2**31:
         rowids = rowids.astype(np.int32)
     tfs = tfs.astype(np.uint16 if len(tfs) and tfs.max() < 2**16 else np.int32)
-    return KeywordIndex(slices, rowids, tfs, lengths, int(seq))
+    ids = {hash(memory_id): int(rowid) for rowid, memory_id, _ in memories}
+    return KeywordIndex(slices, rowids, tfs, lengths, ids, int(seq))
 
 
 class KeywordCache:
-    """The :class:`KeywordIndex` of one SQLite store, kept in step with its term table."""
+    """The :class:`KeywordIndex` of one store, kept in step with its term tables."""
 
-    def __init__(self, db: SQLiteDatabase, *, enabled: bool = True) -> None:
+    def __init__(self, db: Database, *, enabled: bool = True) -> None:
         self.db = db
         self.enabled = enabled
         self._index: KeywordIndex | None = None
@@ -194,7 +207,6 @@ class KeywordCache:
         self._broken = False  # a fresh build disagreed with the store's totals: stay off
         self._closing = threading.Event()
         self._after: Callable[[], Any] | None = None
-        db.on_commit(self._committed)
 
     @property
     def ready(self) -> bool:
@@ -203,7 +215,7 @@ class KeywordCache:
 
     def open(self, after: Callable[[], Any] | None = None) -> None:
         """Build the index on a thread of its own (searches use SQL until it is there), once
-        ``after`` returns (the vector index's load, which a search needs more)."""
+        ``after`` returns (e.g. the vector index's load, which a search needs more)."""
         if self.enabled:
             self._after = after
             self._rebuild()
@@ -215,8 +227,9 @@ class KeywordCache:
             builder.join(timeout)
 
     def first_pass(self, query: CandidateQuery, limit: int) -> list[tuple[int, float]] | None:
-        """The best ``limit`` (rowid, score) by BM25, or None: ask the SQL."""
-        if self._index is None:
+        """The best ``limit`` (rowid, score) by BM25, or None: ask the SQL (always inside a
+        write transaction, whose uncommitted rows the copy must not take in)."""
+        if self._index is None or self.db.in_transaction():
             return None
         with self._lock:
             index = self._index
@@ -232,12 +245,14 @@ class KeywordCache:
                 "SELECT (SELECT COALESCE(MAX(seq), 0) FROM history), documents, total_terms "
                 "FROM term_totals WHERE id = 1").fetchone()
             if seq != index.history_seq:
+                mark = self.db.mark
                 ids = [r[0] for r in conn.execute(
-                    "SELECT DISTINCT memory_id FROM history WHERE seq > ? AND seq <= ? LIMIT ?",
+                    f"SELECT DISTINCT memory_id FROM history WHERE seq > {mark} "
+                    f"AND seq <= {mark} LIMIT {mark}",
                     (index.history_seq, seq, CATCH_UP_LIMIT + 1)).fetchall()]
                 if len(ids) > CATCH_UP_LIMIT:
                     return self._out_of_step("many changes")
-                _apply(conn, index, ids)
+                _apply(self.db, conn, index, ids)
                 index.history_seq = seq
         if (index.documents, index.total_terms) != (documents, total):
             return self._out_of_step("totals differ")
@@ -250,13 +265,6 @@ class KeywordCache:
         self._index = None
         self._rebuild()
         return False
-
-    def _committed(self, removed: list[int]) -> None:
-        index = self._index
-        if index is not None and removed:
-            with self._lock:
-                for rowid in removed:
-                    index.drop(rowid)
 
     def _rebuild(self) -> None:
         if self._broken or self._closing.is_set() or (
@@ -271,7 +279,7 @@ class KeywordCache:
             if after is not None:
                 after()
             with self.db.read() as conn:
-                index = load(conn, self._closing)
+                index = load(self.db, conn, self._closing)
                 documents, total = conn.execute(
                     "SELECT documents, total_terms FROM term_totals WHERE id = 1").fetchone()
         except InterruptedError:
@@ -302,24 +310,22 @@ class KeywordCache:
         self._index = None
 
 
-def _apply(conn: Any, index: KeywordIndex, memory_ids: Sequence[str]) -> None:
-    """Re-read the postings of the named memories (those still there) into the index."""
-    for chunk in _chunks(memory_ids, 500):
-        marks = ", ".join("?" * len(chunk))
-        rows = conn.execute(f"SELECT rowid, term_count FROM memories WHERE id IN ({marks})",
-                            list(chunk)).fetchall()
+def _apply(db: Database, conn: Any, index: KeywordIndex, memory_ids: Sequence[str]) -> None:
+    """Re-read the postings of the named memories into the index; drop those now gone."""
+    for chunk in db.chunks(memory_ids):
+        rows = conn.execute(f"SELECT rowid, id, term_count FROM memories WHERE id IN "
+                            f"({db.marks(len(chunk))})", chunk).fetchall()
+        for gone in set(chunk) - {memory_id for _, memory_id, _ in rows}:
+            rowid = index.rowid_of(gone)
+            if rowid is not None:
+                index.drop(rowid)
         if not rows:
             continue
-        rowids = [r for r, _ in rows]
+        rowids = [int(r) for r, _, _ in rows]
         counts: dict[int, dict[str, int]] = {r: {} for r in rowids}
         for rowid, term, tf in conn.execute(
                 "SELECT memory_rowid, term, tf FROM memory_terms WHERE memory_rowid IN "
-                f"({', '.join('?' * len(rowids))})", rowids).fetchall():
-            counts[rowid][term] = int(tf)
-        for rowid, length in rows:
-            index.set(int(rowid), counts[rowid], int(length or 0))
-
-
-def _chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
-    for i in range(0, len(items), size):
-        yield items[i: i + size]
+                f"({db.marks(len(rowids))})", rowids).fetchall():
+            counts[int(rowid)][term] = int(tf)
+        for rowid, memory_id, length in rows:
+            index.set(int(rowid), memory_id, counts[int(rowid)], int(length or 0))
