@@ -55,7 +55,8 @@ class KeywordIndex:
     in a small overlay that shadows their packed postings."""
 
     def __init__(self, slices: dict[str, tuple[int, int]], rowids: np.ndarray, tfs: np.ndarray,
-                 lengths: np.ndarray, ids: dict[int, int], history_seq: int) -> None:
+                 lengths: np.ndarray, ids: tuple[np.ndarray, np.ndarray],
+                 history_seq: int) -> None:
         self._slices = slices  # term -> [start, end) in rowids/tfs
         self._rowids = rowids
         self._tfs = tfs
@@ -63,7 +64,10 @@ class KeywordIndex:
         self._shadowed = np.zeros(len(lengths), dtype=bool)  # packed postings out of date
         self._overlay: dict[int, dict[str, int]] = {}
         self._overlay_terms: dict[str, set[int]] = {}
-        self._ids = ids  # hash(memory id) -> rowid (this process's hash; never stored)
+        # hash(memory id) (this process's hash, never stored), sorted, and the rowid of each;
+        # the memories set since the load in a dictionary.
+        self._id_hashes, self._id_rowids = ids
+        self._new_ids: dict[int, int] = {}
         self.history_seq = history_seq
         present = lengths >= 0
         self.documents = int(present.sum())
@@ -77,11 +81,17 @@ class KeywordIndex:
     def nbytes(self) -> int:
         """Bytes held by the packed arrays (not the dictionaries)."""
         return int(self._rowids.nbytes + self._tfs.nbytes + self.lengths.nbytes
-                   + self._shadowed.nbytes)
+                   + self._shadowed.nbytes + self._id_hashes.nbytes + self._id_rowids.nbytes)
 
     def rowid_of(self, memory_id: str) -> int | None:
         """The rowid the memory had when the index last saw it."""
-        return self._ids.get(hash(memory_id))
+        key = hash(memory_id)
+        if key in self._new_ids:
+            return self._new_ids[key]
+        at = int(np.searchsorted(self._id_hashes, key))
+        if at < len(self._id_hashes) and self._id_hashes[at] == key:
+            return int(self._id_rowids[at])
+        return None
 
     def set(self, rowid: int, memory_id: str, counts: dict[str, int], length: int) -> None:
         """The memory at ``rowid`` now holds ``counts`` (its term frequencies) of ``length``."""
@@ -92,7 +102,7 @@ class KeywordIndex:
         self._overlay[rowid] = counts
         for term in counts:
             self._overlay_terms.setdefault(term, set()).add(rowid)
-        self._ids[hash(memory_id)] = rowid
+        self._new_ids[hash(memory_id)] = rowid
         self.lengths[rowid] = length
         self.documents += 1
         self.total_terms += length
@@ -115,7 +125,8 @@ class KeywordIndex:
 
     def _grow(self, rowid: int) -> None:
         if rowid >= len(self.lengths):
-            grown = np.full(max(rowid + 1, len(self.lengths) * 5 // 4 + 1024), -1, dtype=np.int64)
+            grown = np.full(max(rowid + 1, len(self.lengths) * 5 // 4 + 1024), -1,
+                            dtype=self.lengths.dtype)
             grown[: len(self.lengths)] = self.lengths
             self.lengths = grown
 
@@ -185,13 +196,15 @@ def load(db: Database, conn: Any, stop: threading.Event | None = None) -> Keywor
         conn.execute("COMMIT")
     rowids = np.concatenate(rowid_parts) if rowid_parts else np.zeros(0, dtype=np.int64)
     tfs = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=np.int64)
-    lengths = np.full(max((m[0] for m in memories), default=0) + 1, -1, dtype=np.int64)
+    lengths = np.full(max((m[0] for m in memories), default=0) + 1, -1, dtype=np.int32)
     for rowid, _, length in memories:
         lengths[rowid] = length or 0
     if len(rowids) and rowids.max() < 2**31:
         rowids = rowids.astype(np.int32)
     tfs = tfs.astype(np.uint16 if len(tfs) and tfs.max() < 2**16 else np.int32)
-    ids = {hash(memory_id): int(rowid) for rowid, memory_id, _ in memories}
+    hashes = np.fromiter((hash(m[1]) for m in memories), dtype=np.int64, count=len(memories))
+    order = np.argsort(hashes, kind="stable")
+    ids = (hashes[order], np.asarray([m[0] for m in memories], dtype=np.int64)[order])
     return KeywordIndex(slices, rowids, tfs, lengths, ids, int(seq))
 
 
