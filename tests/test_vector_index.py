@@ -85,6 +85,17 @@ def test_growth_beyond_initial_capacity() -> None:
         assert index.search(rows[i], 1)[0][0] == i
 
 
+def test_a_batch_repeating_a_key_keeps_its_last_vector() -> None:
+    rows = unit_rows(4, seed=2)
+    index = VectorIndex(8, hnsw_threshold=0)
+    index.upsert([1, 2, 1], rows[:3])  # key 1 twice in one batch: the later vector wins
+    assert len(index) == 2
+    assert index.search(rows[2], 1) == [(1, pytest.approx(1.0, abs=1e-5))]
+    assert set(index.vectors_for([1, 2])) == {1, 2}
+    index.upsert([3, 4], rows[2:4])  # new keys after known ones
+    assert len(index) == 4 and index.search(rows[3], 1)[0][0] == 4
+
+
 def test_empty_index() -> None:
     index = VectorIndex(8)
     assert len(index) == 0
@@ -292,3 +303,19 @@ def test_filtered_search_in_hnsw_mode_is_exact(hnsw_template, tmp_path, open_mem
     hits = mem.search("bread baking", 5, mode="vector", tags=["baking"], cognitive=False,
                       associations=False, record_access=False)
     assert [h.memory.id for h in hits] == [tagged.id]
+
+
+def test_an_index_read_page_by_page_equals_one_read_at_once(
+        hnsw_template, tmp_path, open_mem, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memoryd.store.sqlite import search as search_module
+
+    path = copy_store(hnsw_template, tmp_path, with_graph=False)
+    whole = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000).store.vector_cache.index
+    monkeypatch.setattr(search_module, "_SYNC_PAGE", 7)  # 250 vectors in 36 pages
+    paged = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000).store.vector_cache.index
+    assert len(paged) == len(whole) == len(CORPUS)
+    keys = list(whole._pos)
+    mine, theirs = whole.vectors_for(keys), paged.vectors_for(keys)
+    assert all(np.array_equal(mine[k], theirs[k]) for k in keys)
+    query = mine[keys[42]]
+    assert paged.search(query, 10) == whole.search(query, 10)

@@ -27,6 +27,8 @@ from memoryd.store.sqlite.vector_index import VectorIndex
 
 # Filtered vector search is exact when the filter allows at most this many rows.
 EXACT_FILTER_ROWS = 5_000
+# Vectors read from the table per query while the index catches up.
+_SYNC_PAGE = 10_000
 
 
 class VectorCache:
@@ -141,17 +143,23 @@ class VectorCache:
                 self.load(dims)
             return
         with self._lock:
-            rows = self.db.rows("SELECT memory_rowid, vector, seq, dims FROM memory_vectors "
-                                "WHERE seq > ? ORDER BY seq", (self._vector_seq,))
-            if not rows:
-                return
-            last_seq = rows[-1][2]
-            # Vectors of another dimension belong to an unfinished re-embed; they are
-            # loaded when the store switches models (set_embedding_model reloads).
-            rows = [r for r in rows if r[3] == self.index.dims]
-            if rows:
-                self._apply(rows, build_graph)
-            self._vector_seq = last_seq
+            index = self._index
+            assert index is not None
+            # A page at a time: a first load of 100,000 vectors never holds the table's rows,
+            # their joined bytes and the matrix at once (the process would keep the peak).
+            while True:
+                rows = self.db.rows("SELECT memory_rowid, vector, seq, dims FROM memory_vectors "
+                                    "WHERE seq > ? ORDER BY seq LIMIT ?",
+                                    (self._vector_seq, _SYNC_PAGE))
+                if not rows:
+                    return
+                last_seq = rows[-1][2]
+                # Vectors of another dimension belong to an unfinished re-embed; they are
+                # loaded when the store switches models (set_embedding_model reloads).
+                rows = [r for r in rows if r[3] == index.dims]
+                if rows:
+                    self._apply(rows, build_graph)
+                self._vector_seq = last_seq
 
     def _apply(self, rows: list[tuple[Any, ...]], build_graph: bool) -> None:
         assert self.index is not None

@@ -86,18 +86,8 @@ class VectorIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(keys), self.dims)
         with self._lock:
             self._reserve(self._n + len(keys))
-            for key, vec in zip(keys.tolist(), vectors):
-                pos = self._pos.get(key)
-                if pos is None:
-                    pos = self._n
-                    self._n += 1
-                    self._pos[key] = pos
-                    self._keys[pos] = key
-                    self._live += 1
-                elif not self._alive[pos]:
-                    self._live += 1
-                self._matrix[pos] = vec
-                self._alive[pos] = True
+            if not self._append_new(keys, vectors):
+                self._put(keys, vectors)
             if self._hnsw is not None:
                 for key in keys.tolist():
                     if key in self._hnsw:
@@ -105,6 +95,35 @@ class VectorIndex:
                 self._hnsw.add(keys, vectors)
             elif self._live >= self.hnsw_threshold > 0:
                 self._build_hnsw()
+
+    def _append_new(self, keys: np.ndarray, vectors: np.ndarray) -> bool:
+        """Append keys the index has never held (a load) in one slice; False if any is known
+        (or repeated), leaving the index untouched."""
+        listed = keys.tolist()
+        if any(key in self._pos for key in listed) or len(set(listed)) != len(listed):
+            return False
+        start, end = self._n, self._n + len(listed)
+        self._matrix[start:end] = vectors
+        self._keys[start:end] = keys
+        self._alive[start:end] = True
+        self._pos.update(zip(listed, range(start, end)))
+        self._n, self._live = end, self._live + len(listed)
+        return True
+
+    def _put(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        """Add or replace vectors one key at a time."""
+        for key, vec in zip(keys.tolist(), vectors):
+            pos = self._pos.get(key)
+            if pos is None:
+                pos = self._n
+                self._n += 1
+                self._pos[key] = pos
+                self._keys[pos] = key
+                self._live += 1
+            elif not self._alive[pos]:
+                self._live += 1
+            self._matrix[pos] = vec
+            self._alive[pos] = True
 
     def remove(self, keys: Iterable[int]) -> None:
         """Forget the vectors under these keys (missing keys are ignored)."""
