@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.errors import StoreError
+from memoryd.heap import release_free_memory
 from memoryd.models import SearchFilters, VectorHit
 from memoryd.store.filters import where
 from memoryd.store.sqlite.database import SQLiteDatabase
@@ -129,6 +130,7 @@ class VectorCache:
         if not reused:
             self.index.ensure_hnsw()
             self.save()  # so that a crash does not cost a rebuild next time
+        release_free_memory()  # the pages of rows read and freed while loading
 
     def reload(self, dims: int) -> None:
         """Load the index anew unless it already has ``dims`` (a model change)."""

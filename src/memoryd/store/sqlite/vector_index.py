@@ -100,7 +100,7 @@ class VectorIndex:
         """Append keys the index has never held (a load) in one slice; False if any is known
         (or repeated), leaving the index untouched."""
         listed = keys.tolist()
-        if any(key in self._pos for key in listed) or len(set(listed)) != len(listed):
+        if not self._pos.keys().isdisjoint(listed) or len(set(listed)) != len(listed):
             return False
         start, end = self._n, self._n + len(listed)
         self._matrix[start:end] = vectors
