@@ -23,6 +23,7 @@ from memoryd.errors import StoreError
 from memoryd.heap import release_free_memory
 from memoryd.models import SearchFilters, VectorHit
 from memoryd.store.filters import where
+from memoryd.store.sqlite import saved_vectors
 from memoryd.store.sqlite.database import SQLiteDatabase
 from memoryd.store.sqlite.vector_index import VectorIndex
 
@@ -56,6 +57,11 @@ class VectorCache:
     def hnsw_meta_path(self) -> Path:
         """What the saved graph holds (the vector seq and count it was saved at)."""
         return self.db.path.with_name(self.db.path.name + ".hnsw.json")
+
+    @property
+    def vectors_path(self) -> Path:
+        """Where the index's float32 vectors are saved with the graph (saved_vectors)."""
+        return self.db.path.with_name(self.db.path.name + ".hnsw.vectors")
 
     @property
     def index(self) -> VectorIndex | None:
@@ -111,13 +117,14 @@ class VectorCache:
     def load(self, dims: int) -> None:
         """Rebuild the in-memory index from the table; reuse (and repair) a saved graph."""
         self._wait()  # for a load running in the background, before taking the lock it takes
+        saved = self._read_hnsw_meta()
         with self._lock:
             self.index = VectorIndex(dims, hnsw_threshold=self._hnsw_threshold,
                                      ef_search=self._ef_search)
-            self.index.reserve(self.db.rows("SELECT count(*) FROM memory_vectors")[0][0])
             self._vector_seq = 0
+            if not self._adopt_saved_vectors(saved, dims):
+                self.index.reserve(self.db.rows("SELECT count(*) FROM memory_vectors")[0][0])
         self.sync(build_graph=False)
-        saved = self._read_hnsw_meta()
         reused = False
         if saved is not None and isinstance(saved.get("vector_seq"), int):
             # Vectors written after the graph was saved (by any process, or before a crash).
@@ -131,6 +138,25 @@ class VectorCache:
             self.index.ensure_hnsw()
             self.save()  # so that a crash does not cost a rebuild next time
         release_free_memory()  # the pages of rows read and freed while loading
+
+    def _adopt_saved_vectors(self, saved: dict[str, Any] | None, dims: int) -> bool:
+        """Fill the new index from the saved vectors when the table still holds exactly what
+        they were saved from: as many vectors of ``dims`` and the same last sequence number
+        (every write of a vector takes a new one, every delete lowers the count)."""
+        if not saved or not saved.get("vectors") or not isinstance(saved.get("vector_seq"), int):
+            return False
+        count, last_seq = self.db.rows(
+            "SELECT (SELECT count(*) FROM memory_vectors WHERE dims = ?), "
+            "(SELECT coalesce(max(seq), 0) FROM memory_vectors)", (dims,))[0]
+        if (count, last_seq) != (saved.get("count"), saved["vector_seq"]):
+            return False
+        found = saved_vectors.read(self.vectors_path, count, dims)
+        if found is None:
+            return False
+        assert self._index is not None
+        self._index.adopt(*found)
+        self._vector_seq = last_seq
+        return True
 
     def reload(self, dims: int) -> None:
         """Load the index anew unless it already has ``dims`` (a model change)."""
@@ -188,18 +214,22 @@ class VectorCache:
         index = self.index
         if index is None or not index.uses_hnsw:
             return
+        before = self._read_hnsw_meta()
+        meta = {"vector_seq": self._vector_seq, "count": len(index), "vectors": True}
         try:
             self.hnsw_meta_path.unlink(missing_ok=True)
             if index.save_hnsw(self.hnsw_path):
-                self.hnsw_meta_path.write_text(
-                    json.dumps({"vector_seq": self._vector_seq, "count": len(index)}))
+                if before != meta or not self.vectors_path.exists():  # else still current
+                    saved_vectors.write(self.vectors_path, *index.live())
+                self.hnsw_meta_path.write_text(json.dumps(meta))
         except OSError:
-            pass  # the graph is a cache: it is rebuilt on the next open
+            pass  # the graph and the vectors are a cache: read from the table on the next open
 
     def discard(self) -> None:
         """Forget the index and the saved graph (the table was replaced underneath)."""
         self.hnsw_meta_path.unlink(missing_ok=True)
         self.hnsw_path.unlink(missing_ok=True)
+        self.vectors_path.unlink(missing_ok=True)
         self.index = None
 
     def pause_graph(self) -> None:

@@ -125,6 +125,26 @@ class VectorIndex:
             self._matrix[pos] = vec
             self._alive[pos] = True
 
+    def adopt(self, keys: np.ndarray, matrix: np.ndarray) -> None:
+        """Take ``matrix`` (one row per key of ``keys``, distinct) as the storage of an empty
+        index, without a copy: a load from the saved vectors."""
+        with self._lock:
+            if self._n:
+                raise ValueError("adopt() fills an empty index")
+            self._matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+            self._keys = np.asarray(keys, dtype=np.int64).copy()
+            self._alive = np.ones(len(self._keys), dtype=bool)
+            self._pos = dict(zip(self._keys.tolist(), range(len(self._keys))))
+            self._n = self._live = len(self._keys)
+
+    def live(self) -> tuple[np.ndarray, np.ndarray]:
+        """The live keys and a copy of their vectors (for saving)."""
+        with self._lock:
+            alive = self._alive[: self._n]
+            if alive.all():  # no copy of the matrix
+                return self._keys[: self._n].copy(), self._matrix[: self._n]
+            return self._keys[: self._n][alive], self._matrix[: self._n][alive]
+
     def remove(self, keys: Iterable[int]) -> None:
         """Forget the vectors under these keys (missing keys are ignored)."""
         with self._lock:
