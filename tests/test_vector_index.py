@@ -335,7 +335,8 @@ def test_saved_vectors_are_read_instead_of_the_table_when_it_is_unchanged(
         hnsw_template, tmp_path, open_mem, builds) -> None:
     path = copy_store(hnsw_template, tmp_path)
     meta = json.loads(path.with_name(path.name + ".hnsw.json").read_text())
-    assert meta["vectors"] is True and path.with_name(path.name + ".hnsw.vectors").exists()
+    assert isinstance(meta["vectors"], list)  # the sums the table is checked against
+    assert path.with_name(path.name + ".hnsw.vectors").exists()
     # Same count, same last seq: the saved copy is trusted, so an edit behind memoryd's back
     # that kept the seq is not seen (it is how this test tells the two ways of loading apart).
     _edit_vector_in_place(path, "m042", -unit_rows(1, dims=384, seed=3)[0])
@@ -362,3 +363,18 @@ def test_saved_vectors_are_not_trusted_when_the_table_changed_or_the_file_is_bad
     assert len(again.store.vector_cache.index) == len(CORPUS) + 1
     assert "m042" not in top_ids(again, CORPUS[42], 3)  # the table's (edited) vector
     assert builds == []
+
+
+def test_a_row_with_an_older_seq_is_not_hidden_by_the_saved_vectors(
+        hnsw_template, tmp_path, open_mem) -> None:
+    """A bulk import leaves rows with the sequence numbers they had: a replaced row with an
+    older number keeps the count and the last number, but not the sum of the numbers."""
+    path = copy_store(hnsw_template, tmp_path)
+    _edit_vector_in_place(path, "m042", -unit_rows(1, dims=384, seed=3)[0])
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE memory_vectors SET seq = 0 WHERE memory_rowid = "
+                 "(SELECT rowid FROM memories WHERE id = 'm042')")
+    conn.commit()
+    conn.close()
+    mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
+    assert "m042" not in top_ids(mem, CORPUS[42], 3)  # the table's vector, not the saved one

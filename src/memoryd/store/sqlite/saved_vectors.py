@@ -4,8 +4,9 @@ Reading 100,000 vectors from the ``memory_vectors`` table costs a row at a time 
 (and, with other threads busy at start-up, a wait for the interpreter lock at every row);
 one file read of the same matrix costs a few hundredths of a second. The file is a cache,
 written with the saved HNSW graph and trusted only when the table still holds exactly what it
-was saved from (the same number of vectors and the same last change sequence number, checked
-by the caller); anything else loads from the table as before.
+was saved from (the same last change sequence number, and the same count and sums of the
+rows' sequence numbers and row ids, checked by the caller); anything else loads from the
+table as before.
 
 Format: the keys (int64) then the matrix (float32, one row per key), two ``.npy`` arrays one
 after the other.

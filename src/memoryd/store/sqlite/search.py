@@ -141,22 +141,31 @@ class VectorCache:
 
     def _adopt_saved_vectors(self, saved: dict[str, Any] | None, dims: int) -> bool:
         """Fill the new index from the saved vectors when the table still holds exactly what
-        they were saved from: as many vectors of ``dims`` and the same last sequence number
-        (every write of a vector takes a new one, every delete lowers the count)."""
-        if not saved or not saved.get("vectors") or not isinstance(saved.get("vector_seq"), int):
+        they were saved from: the same last sequence number (every write of a vector takes a
+        new one) and the same count and sums of the rows' sequence numbers and row ids (a
+        delete changes them, and so does a bulk import, whose rows keep older numbers)."""
+        if not saved or not isinstance(saved.get("vectors"), list) or not isinstance(
+                saved.get("vector_seq"), int):
             return False
-        count, last_seq = self.db.rows(
-            "SELECT (SELECT count(*) FROM memory_vectors WHERE dims = ?), "
-            "(SELECT coalesce(max(seq), 0) FROM memory_vectors)", (dims,))[0]
-        if (count, last_seq) != (saved.get("count"), saved["vector_seq"]):
+        last_seq = self.db.rows("SELECT coalesce(max(seq), 0) FROM memory_vectors")[0][0]
+        fingerprint = self._fingerprint(dims)
+        if (last_seq, fingerprint) != (saved["vector_seq"], [saved.get("count"), *saved["vectors"]]):
             return False
-        found = saved_vectors.read(self.vectors_path, count, dims)
+        found = saved_vectors.read(self.vectors_path, fingerprint[0], dims)
         if found is None:
             return False
         assert self._index is not None
         self._index.adopt(*found)
         self._vector_seq = last_seq
         return True
+
+    def _fingerprint(self, dims: int, up_to: int | None = None) -> list[int]:
+        """Count, sum of sequence numbers and sum of row ids of the table's vectors of
+        ``dims`` (those up to sequence number ``up_to`` when given)."""
+        clause, params = ("AND seq <= ?", (dims, up_to)) if up_to is not None else ("", (dims,))
+        row = self.db.rows("SELECT count(*), coalesce(sum(seq), 0), coalesce(sum(memory_rowid), 0) "
+                           f"FROM memory_vectors WHERE dims = ? {clause}", params)[0]
+        return [int(v) for v in row]
 
     def reload(self, dims: int) -> None:
         """Load the index anew unless it already has ``dims`` (a model change)."""
@@ -215,12 +224,18 @@ class VectorCache:
         if index is None or not index.uses_hnsw:
             return
         before = self._read_hnsw_meta()
-        meta = {"vector_seq": self._vector_seq, "count": len(index), "vectors": True}
+        meta: dict[str, Any] = {"vector_seq": self._vector_seq, "count": len(index)}
+        keys, matrix = index.live()
+        count, seq_sum, rowid_sum = self._fingerprint(index.dims, up_to=self._vector_seq)
+        if (count, rowid_sum) == (len(keys), int(keys.sum())):  # the index is the table's
+            meta["vectors"] = [seq_sum, rowid_sum]
         try:
             self.hnsw_meta_path.unlink(missing_ok=True)
             if index.save_hnsw(self.hnsw_path):
-                if before != meta or not self.vectors_path.exists():  # else still current
-                    saved_vectors.write(self.vectors_path, *index.live())
+                if "vectors" not in meta:
+                    self.vectors_path.unlink(missing_ok=True)
+                elif before != meta or not self.vectors_path.exists():  # else still current
+                    saved_vectors.write(self.vectors_path, keys, matrix)
                 self.hnsw_meta_path.write_text(json.dumps(meta))
         except OSError:
             pass  # the graph and the vectors are a cache: read from the table on the next open
