@@ -1,18 +1,16 @@
-"""Search operations: ``search`` and the AgentOS ``memory_recall``, and the filters and
-result items they share with listing."""
+"""The search operation, and the filters and result items it shares with listing."""
 
 from __future__ import annotations
 
-import fnmatch
 from types import SimpleNamespace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from memoryd.models import FILTER_NAMES, Memory, SearchFilters, SearchHit, Timeframe
+from memoryd.models import FILTER_NAMES, Memory, SearchFilters, SearchHit
 from memoryd.models.fields import QueryText
-from memoryd.operations.registry import Caller, Strict, operation
+from memoryd.operations.registry import Caller, operation
 from memoryd.retrieval.context import render_items
 
 if TYPE_CHECKING:
@@ -170,44 +168,3 @@ def search(engine: Engine, data: SearchInput, caller: Caller) -> SearchOutput:
         session_key=data.session_key,
     )
     return SearchOutput.of(engine, data.query, hits, data.detail_level)
-
-
-class MemoryRecallInput(Strict):
-    """Arguments of memory_recall (the AgentOS / OpenClaw memory tool)."""
-
-    query: QueryText = Field(description="What to search for.")
-    timeframe: Timeframe = Field("all", description="1h, 24h, 7d, 30d, 90d or all.")
-    category: str | None = Field(
-        None, max_length=128, description="Filter: a category or node type; 'system.*' globs."
-    )
-    limit: int = Field(6, ge=1, le=50)
-
-
-@operation(
-    "memory_recall",
-    title="Recall memories (AgentOS)",
-    input=MemoryRecallInput,
-    output=SearchOutput,
-    scope="read",
-    read_only=True,
-    idempotent=True,
-    tools=("memory_recall",),
-    unscreened=("query",),
-)
-def memory_recall(engine: Engine, data: MemoryRecallInput, caller: Caller) -> SearchOutput:
-    """Search memory for past events, diagnoses, decisions, errors and preferences, optionally
-    within a timeframe (1h..90d, all) and a category (e.g. error, diagnosis, system.*). Only
-    memories likely relevant are returned (none when nothing is)."""
-    filters = {} if data.timeframe == "all" else {"timeframe": data.timeframe}
-    fetch = data.limit if data.category is None else min(100, data.limit * 5)
-    hits = engine.search(data.query, fetch, filters=filters,
-                         min_score=engine.settings.recall_threshold)
-    if data.category is not None:
-        pattern = data.category.lower()
-        hits = [
-            h
-            for h in hits
-            if fnmatch.fnmatchcase((h.memory.category or "").lower(), pattern)
-            or h.memory.node_type == pattern
-        ][: data.limit]
-    return SearchOutput.of(engine, data.query, hits)
