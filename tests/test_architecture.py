@@ -20,7 +20,9 @@
     graphs);
 11. other systems' names (OpenClaw's, AgentOS's tools, Vestige's arguments) appear only in
     ``operations/dialects/``, whose modules translate and call memoryd's operations;
-12. a face imports no other face, except where one process serves several (pinned below).
+12. a face imports no other face, except where one process serves several (pinned below);
+13. ``models/`` imports nothing of ``graph/`` (the knowledge-graph model is ``models/kg.py``;
+    ``graph/`` works on it), so the two packages do not import each other.
 """
 
 from __future__ import annotations
@@ -334,6 +336,14 @@ def test_a_face_imports_no_other_face() -> None:
             if others:
                 crossing[name] = others
     assert crossing == FACE_COMPOSITION
+
+
+def test_models_do_not_import_the_graph_package() -> None:
+    for name, path in MODULES.items():
+        if _within(name, ("memoryd.models",)):
+            bad = {m for m in _imports(name, path, runtime_only=False)
+                   if _within(m, ("memoryd.graph",))}
+            assert not bad, f"{name} imports {sorted(bad)}"
 
 
 def _all_imports(path: Path) -> set[str]:

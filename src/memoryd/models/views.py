@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memoryd.graph.model import GraphNode
+from memoryd.models.kg import GraphNode
 from memoryd.models.derive import view
 from memoryd.models.knowledge import ScopedNode
 from memoryd.models.memory import Memory
