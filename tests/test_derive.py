@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from pydantic import Field
@@ -13,6 +13,8 @@ from memoryd.models.views import MemoryBrief, ViewNode
 from memoryd.operations.gateway import RecallItem
 from memoryd.operations.search import SearchItem
 from memoryd.operations.tools import MemoryView, ScoredView
+from memoryd.store.base import Actor, Store
+from memoryd.store.rows import MEMORY_FIELDS
 
 NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
 VIEWS = (MemoryView, ScoredView, SearchItem, RecallItem, MemoryBrief, ViewNode)
@@ -78,3 +80,19 @@ def test_a_search_item_shows_the_memory_and_the_hit() -> None:
         0.7, 3, 0.4, 0.123457)
     assert len(item.content) == 1000 and item.suspect and item.memory is None
     assert MemoryView.of(memory, 10).content == "x" * 9 + "…"
+
+
+def test_every_field_of_a_memory_is_stored_on_both_backends(store: Store, embed) -> None:
+    """The store's columns are Memory's fields (store/rows.py), so every one round-trips."""
+    assert MEMORY_FIELDS == tuple(n for n in Memory.model_fields if n not in ("state", "seq"))
+    given = Memory(
+        id="m1", content="The launch went well.", summary="Launch", node_type="event",
+        category="work", subcategory="release", tags=["launch"], source="chat", agent_id="a1",
+        session_id="s1", scope="project:x", importance=0.7, severity="low", created_at=NOW,
+        updated_at=NOW, valid_from=NOW, valid_until=NOW + timedelta(days=1), tier="warm",
+        metadata={"mood": "glad"})
+    [stored] = store.insert([given], embed([given.content]), Actor("test"))
+    got = store.get(stored.id)
+    assert got is not None
+    left = {"state", "seq", "embedding_model"}
+    assert got.model_dump(exclude=left) == given.model_dump(exclude=left)
