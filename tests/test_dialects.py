@@ -9,6 +9,7 @@ from typing import Any, Callable
 import pytest
 
 from memoryd.engine import Engine
+from memoryd.errors import EmptyContent
 from memoryd.operations import Caller, invoke
 
 LOCAL = Caller.local("test")
@@ -90,6 +91,8 @@ def test_agentos_memory_store_is_memoryds_smart_ingest(engine: Engine) -> None:
         "Ana is on call in May.", "On-call rota", "team", ["rota"], 0.8)
     alone = engine.get(_call(engine, "memory_store", summary="Lunch is at noon.").memory_id)
     assert (alone.content, alone.summary) == ("Lunch is at noon.", None)
+    with pytest.raises(EmptyContent, match="only invisible"):
+        _call(engine, "memory_store", detail="\u200b")
 
 
 def test_openclaw_tools_show_memories_as_files(engine: Engine) -> None:

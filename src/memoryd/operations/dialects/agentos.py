@@ -54,7 +54,9 @@ class MemoryStoreInput(Strict):
         summary = self.summary.strip() if self.summary and self.summary.strip() != content else None
         given = {"content": content, "summary": summary, "category": self.category,
                  "tags": self.tags, "importance": self.importance}
-        return IngestInput(**{k: v for k, v in given.items() if v is not None})
+        # Not validated again: the fields are of smart_ingest's types already; the engine
+        # checks the content (EmptyContent when nothing in it shows), as it always did here.
+        return IngestInput.model_construct(**{k: v for k, v in given.items() if v is not None})
 
 
 @operation(STORE, title="Store a memory (AgentOS)", input=MemoryStoreInput, output=IngestOutput,
