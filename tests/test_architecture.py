@@ -76,10 +76,11 @@ DIALECT_TOOLS = ("memory_search", "memory_get", "memory_forget", "memory_store",
 # recall threshold. Everything else goes through memoryd's operations.
 DIALECT_ENGINE_CALLS = {"find", "forget", "settings"}
 # Where one process serves several faces: the HTTP app serves MCP (/mcp) and the dashboard
-# beside REST; the CLI's `serve` and `mcp` commands start those servers.
+# beside REST; the CLI's `serve` and `mcp` commands start those servers (`serve` checks the
+# host policy first and listens with the app that answers while the real one is built).
 FACE_COMPOSITION = {
     "memoryd.api.app": {"memoryd.mcp.server", "memoryd.dashboard"},
-    "memoryd.cli.server": {"memoryd.api.app"},
+    "memoryd.cli.server": {"memoryd.api.app", "memoryd.api.hosts", "memoryd.api.starting"},
     "memoryd.cli.mcp": {"memoryd.mcp.stdio"},
 }
 
