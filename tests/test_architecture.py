@@ -17,13 +17,19 @@
 10. the engine's folder is a handful of capability packages (each with the facade its
     attribute returns) beside the shared modules: no flat ``kg_*``/``domain_*`` files, and
     one word per thing in module names ("links" between memories, "kg" for knowledge
-    graphs).
+    graphs);
+11. other systems' names (OpenClaw's, AgentOS's tools, Vestige's arguments) appear only in
+    ``operations/dialects/``, whose modules translate and call memoryd's operations;
+12. a face imports no other face, except where one process serves several (pinned below);
+13. ``models/`` imports nothing of ``graph/`` (the knowledge-graph model is ``models/kg.py``;
+    ``graph/`` works on it), so the two packages do not import each other.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import re
 from abc import ABC
 from pathlib import Path
 
@@ -58,6 +64,25 @@ MAX_ENGINE_MEMBERS = 40
 ENGINE_CAPABILITIES = ("kg", "domains", "tasks", "waits", "codebase", "views", "admin")
 ENGINE_PACKAGES = (*ENGINE_CAPABILITIES, "memory")
 ENGINE_SHARED = ("__init__", "context", "checks", "facade", "moved")
+DIALECTS = "memoryd.operations.dialects"
+# Tool names of OpenClaw and AgentOS, and Vestige's argument names (memoryd's own operation
+# ``memory_get`` shares OpenClaw's tool name, so that name is checked on the tools alone).
+DIALECT_NAMES = ("memory_search", "memory_forget", "memory_store", "memory_recall",
+                 "maxResults", "minScore", "memoryId", "min_similarity", "include_types",
+                 "exclude_types", "context_topics", "retrieval_mode", "forceCreate")
+DIALECT_TOOLS = ("memory_search", "memory_get", "memory_forget", "memory_store", "memory_recall")
+# What a dialect may ask of the engine directly: the verbs memoryd has no operation for in the
+# shape the dialect needs (a lookup where absence is no error, forgetting by query) and the
+# recall threshold. Everything else goes through memoryd's operations.
+DIALECT_ENGINE_CALLS = {"find", "forget", "settings"}
+# Where one process serves several faces: the HTTP app serves MCP (/mcp) and the dashboard
+# beside REST; the CLI's `serve` and `mcp` commands start those servers (`serve` checks the
+# host policy first and listens with the app that answers while the real one is built).
+FACE_COMPOSITION = {
+    "memoryd.api.app": {"memoryd.mcp.server", "memoryd.dashboard"},
+    "memoryd.cli.server": {"memoryd.api.app", "memoryd.api.hosts", "memoryd.api.starting"},
+    "memoryd.cli.mcp": {"memoryd.mcp.stdio"},
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -257,6 +282,69 @@ def test_the_names_that_left_the_engine_point_somewhere() -> None:
         attribute = inspect.getattr_static(Engine, first)
         owner = inspect.get_annotations(attribute.fget, eval_str=True)["return"]
         assert hasattr(owner, rest) or rest in inspect.get_annotations(owner), path
+
+
+def _names_in(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every identifier and every word of every string in a module, with its line."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [(node.lineno, word) for word in re.findall(r"\w+", node.value)]
+        elif isinstance(node, ast.Name):
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.arg):
+            found.append((node.lineno, node.arg))
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.append((node.lineno, node.arg))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append((node.lineno, node.name))
+    return found
+
+
+def test_other_systems_names_live_in_the_dialects() -> None:
+    offenders = [f"{name}:{line} {word}"
+                 for name, path in MODULES.items() if not _within(name, (DIALECTS,))
+                 for line, word in _names_in(ast.parse(path.read_text()))
+                 if word in DIALECT_NAMES]
+    assert not offenders, offenders
+    for op in REGISTRY.values():
+        if set(op.tools) & set(DIALECT_TOOLS) or op.name.startswith("vestige_"):
+            assert _within(op.handler.__module__, (DIALECTS,)), op.name
+
+
+def test_dialects_translate_and_call_memoryds_operations() -> None:
+    for name, path in MODULES.items():
+        if not _within(name, (DIALECTS,)):
+            continue
+        bad = {m for m in _imports(name, path, runtime_only=True)
+               if not _within(m, ("memoryd.models", "memoryd.operations", "memoryd.retrieval"))}
+        assert not bad, f"{name} imports {sorted(bad)}"
+        asked = {node.attr for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                 and node.value.id == "engine"}
+        assert asked <= DIALECT_ENGINE_CALLS, f"{name} asks the engine for {sorted(asked)}"
+
+
+def test_a_face_imports_no_other_face() -> None:
+    crossing = {}
+    for name, path in MODULES.items():
+        face = next((f for f in FACES if _within(name, (f,))), None)
+        if face is not None:
+            others = {m for m in _imports(name, path, runtime_only=False)
+                      if _within(m, FACES) and not _within(m, (face,))}
+            if others:
+                crossing[name] = others
+    assert crossing == FACE_COMPOSITION
+
+
+def test_models_do_not_import_the_graph_package() -> None:
+    for name, path in MODULES.items():
+        if _within(name, ("memoryd.models",)):
+            bad = {m for m in _imports(name, path, runtime_only=False)
+                   if _within(m, ("memoryd.graph",))}
+            assert not bad, f"{name} imports {sorted(bad)}"
 
 
 def _all_imports(path: Path) -> set[str]:

@@ -19,7 +19,7 @@ from memoryd.graph.archival import (
 )
 from memoryd.graph.compact import compact
 from memoryd.graph.core import build_core, node_costs
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 from memoryd.graph.tokens import get_counter
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)

@@ -23,7 +23,7 @@ from memoryd.graph.jsonfile import (
     write_graph_file,
 )
 from memoryd.graph.merge import SyncBase, merge_graphs
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 
 HELPERS = Path(__file__).resolve().parent / "helpers"
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)

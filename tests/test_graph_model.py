@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
-from memoryd.graph.model import (
+from memoryd.models.kg import (
     MAX_BODY_CHARS,
     Graph,
     GraphEdge,

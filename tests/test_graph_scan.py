@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.graph.model import Graph
+from memoryd.models.kg import Graph
 from memoryd.graph.scan import scan_project
 
 NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)

@@ -85,6 +85,17 @@ def test_growth_beyond_initial_capacity() -> None:
         assert index.search(rows[i], 1)[0][0] == i
 
 
+def test_a_batch_repeating_a_key_keeps_its_last_vector() -> None:
+    rows = unit_rows(4, seed=2)
+    index = VectorIndex(8, hnsw_threshold=0)
+    index.upsert([1, 2, 1], rows[:3])  # key 1 twice in one batch: the later vector wins
+    assert len(index) == 2
+    assert index.search(rows[2], 1) == [(1, pytest.approx(1.0, abs=1e-5))]
+    assert set(index.vectors_for([1, 2])) == {1, 2}
+    index.upsert([3, 4], rows[2:4])  # new keys after known ones
+    assert len(index) == 4 and index.search(rows[3], 1)[0][0] == 4
+
+
 def test_empty_index() -> None:
     index = VectorIndex(8)
     assert len(index) == 0
@@ -127,7 +138,7 @@ def hnsw_template(tmp_path_factory, shared_embedder) -> Path:
 def copy_store(template: Path, target_dir: Path, *, with_graph: bool = True) -> Path:
     target = target_dir / "m.db"
     shutil.copy(template, target)
-    for suffix in (".hnsw.usearch", ".hnsw.json"):
+    for suffix in (".hnsw.usearch", ".hnsw.json", ".hnsw.vectors"):
         source = template.with_name(template.name + suffix)
         if with_graph and source.exists():
             shutil.copy(source, target.with_name(target.name + suffix))
@@ -292,3 +303,78 @@ def test_filtered_search_in_hnsw_mode_is_exact(hnsw_template, tmp_path, open_mem
     hits = mem.search("bread baking", 5, mode="vector", tags=["baking"], cognitive=False,
                       associations=False, record_access=False)
     assert [h.memory.id for h in hits] == [tagged.id]
+
+
+def test_an_index_read_page_by_page_equals_one_read_at_once(
+        hnsw_template, tmp_path, open_mem, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memoryd.store.sqlite import search as search_module
+
+    path = copy_store(hnsw_template, tmp_path, with_graph=False)
+    whole = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000).store.vector_cache.index
+    monkeypatch.setattr(search_module, "_SYNC_PAGE", 7)  # 250 vectors in 36 pages
+    paged = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000).store.vector_cache.index
+    assert len(paged) == len(whole) == len(CORPUS)
+    keys = list(whole._pos)
+    mine, theirs = whole.vectors_for(keys), paged.vectors_for(keys)
+    assert all(np.array_equal(mine[k], theirs[k]) for k in keys)
+    query = mine[keys[42]]
+    assert paged.search(query, 10) == whole.search(query, 10)
+
+
+def _edit_vector_in_place(path: Path, memory_id: str, vector: np.ndarray) -> None:
+    """Overwrite a stored vector without a new sequence number (what no memoryd write does)."""
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE memory_vectors SET vector = ? WHERE memory_rowid = "
+                 "(SELECT rowid FROM memories WHERE id = ?)",
+                 (vector.astype(np.float32).tobytes(), memory_id))
+    conn.commit()
+    conn.close()
+
+
+def test_saved_vectors_are_read_instead_of_the_table_when_it_is_unchanged(
+        hnsw_template, tmp_path, open_mem, builds) -> None:
+    path = copy_store(hnsw_template, tmp_path)
+    meta = json.loads(path.with_name(path.name + ".hnsw.json").read_text())
+    assert isinstance(meta["vectors"], list)  # the sums the table is checked against
+    assert path.with_name(path.name + ".hnsw.vectors").exists()
+    # Same count, same last seq: the saved copy is trusted, so an edit behind memoryd's back
+    # that kept the seq is not seen (it is how this test tells the two ways of loading apart).
+    _edit_vector_in_place(path, "m042", -unit_rows(1, dims=384, seed=3)[0])
+    mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
+    assert builds == [] and mem.store.vector_cache.index.uses_hnsw
+    assert top_ids(mem, CORPUS[42], 1) == ["m042"]  # the saved vector, not the edited one
+    for query in QUERIES[:4]:
+        assert top_ids(mem, query, 1)[0] in top_ids(mem, query, 3)
+
+
+def test_saved_vectors_are_not_trusted_when_the_table_changed_or_the_file_is_bad(
+        hnsw_template, tmp_path, open_mem, builds) -> None:
+    path = copy_store(hnsw_template, tmp_path)
+    other = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000)  # no graph: nothing saved
+    new = other.add("A completely new memory about volcanic eruptions in Iceland")
+    other.close()
+    mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
+    assert top_ids(mem, "volcano eruption Iceland", 1) == [new.id]  # read from the table
+    mem.close()  # saves the graph and the vectors again, now with the new memory
+    vectors = path.with_name(path.name + ".hnsw.vectors")
+    vectors.write_bytes(vectors.read_bytes()[:5000])  # truncated
+    _edit_vector_in_place(path, "m042", -unit_rows(1, dims=384, seed=3)[0])
+    again = open_mem(f"sqlite:///{path}", hnsw_threshold=1_000_000)
+    assert len(again.store.vector_cache.index) == len(CORPUS) + 1
+    assert "m042" not in top_ids(again, CORPUS[42], 3)  # the table's (edited) vector
+    assert builds == []
+
+
+def test_a_row_with_an_older_seq_is_not_hidden_by_the_saved_vectors(
+        hnsw_template, tmp_path, open_mem) -> None:
+    """A bulk import leaves rows with the sequence numbers they had: a replaced row with an
+    older number keeps the count and the last number, but not the sum of the numbers."""
+    path = copy_store(hnsw_template, tmp_path)
+    _edit_vector_in_place(path, "m042", -unit_rows(1, dims=384, seed=3)[0])
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE memory_vectors SET seq = 0 WHERE memory_rowid = "
+                 "(SELECT rowid FROM memories WHERE id = 'm042')")
+    conn.commit()
+    conn.close()
+    mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
+    assert "m042" not in top_ids(mem, CORPUS[42], 3)  # the table's vector, not the saved one

@@ -22,7 +22,7 @@ import memoryd
 from bench.common import summarize
 from bench.kgraph.generate import generate_graph, generate_user_graph
 from memoryd.graph.memories import memory_edge, node_fields
-from memoryd.graph.model import Graph
+from memoryd.models.kg import Graph
 from memoryd.models import Memory, SchedulingState, utcnow
 from memoryd.store.base import Actor
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta, timezone
 
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 KINDS = ("insight", "decision", "convention", "pattern", "gotcha", "component", "command", "fact")

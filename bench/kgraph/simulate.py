@@ -37,7 +37,7 @@ from bench.kgraph.generate import MODULES, NOW, link_new, make_node, module_file
 from memoryd.graph.archival import ArchivalWeights, NodeScore, recall, score_nodes
 from memoryd.graph.compact import compact
 from memoryd.graph.core import build_core
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 from memoryd.graph.tokens import get_counter
 
 SCOPE = "project:sim"

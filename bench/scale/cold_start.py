@@ -9,13 +9,16 @@ first start after a reboot reads the file from disk too), this version and a pre
 (exported from git as bench/latency/ingest_versions.py does) in turn, the order flipped
 every run:
 
+Each version opens a copy of the store of its own (with the files beside it), so that what
+one version saves beside the store when it closes does not decide how the other loads.
+
 * **steps**: a worker times, one after another, importing the server's modules, opening
   the store (schema check and the in-memory vector index: the table's vectors read and
   the saved HNSW graph loaded, unless that happens in the background), the rest of the
   engine, the key check, waiting for the vector index, and loading the embedding model
   (one inference).
-* **serve**: the real ``memoryd serve``, polled every 20 ms: when ``/health`` first answers
-  (the port listens), when ``/readyz`` first says ready, and when the first hybrid search
+* **serve**: the real ``memoryd serve``, polled every 20 ms: when ``/health`` first answers,
+  whatever it answers (the port listens: 200, or 503 while the app is still being built), when ``/readyz`` first says ready, and when the first hybrid search
   is answered.
 
 Results: results/cold_start.{json,md}.
@@ -105,7 +108,8 @@ def serve(store: Path, key: str, src: Path) -> dict[str, float]:
     try:
         while "ready" not in out and time.perf_counter() - t0 < 300:
             try:
-                if "listening" not in out and httpx.get(f"{url}/health", timeout=2).is_success:
+                if "listening" not in out:
+                    httpx.get(f"{url}/health", timeout=2)  # any answer: 200, or 503 starting
                     out["listening"] = round(time.perf_counter() - t0, 3)
                 if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                     out["ready"] = round(time.perf_counter() - t0, 3)
@@ -119,6 +123,19 @@ def serve(store: Path, key: str, src: Path) -> dict[str, float]:
         proc.terminate()
         proc.wait(60)
     return out
+
+
+def _copy_store(store: Path, target: Path) -> Path:
+    """``store`` and the files beside it (``<name>.*``) copied to ``target``."""
+    import shutil
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for old in target.parent.glob(target.name + "*"):
+        old.unlink()
+    for source in store.parent.glob(store.name + "*"):
+        if source.suffix not in (".lock",) and not source.name.endswith(("-wal", "-shm")):
+            shutil.copy(source, target.parent / (target.name + source.name[len(store.name):]))
+    return target
 
 
 def render(r: dict[str, Any]) -> str:
@@ -136,7 +153,7 @@ def render(r: dict[str, Any]) -> str:
         md_table(["step", "previous", "this"],
                  [[n, m["previous"]["steps"][n], m["this"]["steps"][n]] for n in step_names]),
         "", "`memoryd serve`, seconds from spawning the process until it listens (`/health` "
-        "answers), is ready (`/readyz` 200) and answers a first hybrid search:", "",
+        "answers, 200 or 503 starting), is ready (`/readyz` 200) and answers a first hybrid search:", "",
         md_table(["moment", "previous", "this"],
                  [[n, m["previous"]["serve"][n], m["this"]["serve"][n]] for n in serve_names]),
         ""])
@@ -156,9 +173,13 @@ def main(argv: list[str] | None = None) -> None:
 
     with memoryd.open(f"sqlite:///{args.store}") as mem:
         memories = mem.store.count()
-        key = mem.create_key("bench-cold-start", scopes=["read"]).secret
+        key = mem.admin.create_key("bench-cold-start", scopes=["read"]).secret
     sources = {"previous": args.previous or export_ref(args.previous_ref),
                "this": REPO_ROOT / "src"}
+    # Each version opens a copy of its own: what one writes beside the store when it closes
+    # (the saved graph, and this version's saved vectors) must not decide how the other loads.
+    stores = {v: _copy_store(args.store, CACHE_DIR / "work" / "cold_start" / v / args.store.name)
+              for v in sources}
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in sources}
     load: list[float] = []
@@ -166,8 +187,8 @@ def main(argv: list[str] | None = None) -> None:
         for version in (list(sources) if i % 2 == 0 else list(reversed(sources))):
             load.append(round(os.getloadavg()[0], 2))
             src = sources[version]
-            runs[version].append({"steps": steps(args.store, src),
-                                  "serve": serve(args.store, key, src)})
+            runs[version].append({"steps": steps(stores[version], src),
+                                  "serve": serve(stores[version], key, src)})
             print(f"run {i + 1} {version}: {runs[version][-1]}", flush=True)
     median = {v: {kind: {name: round(statistics.median(r[kind][name] for r in rs), 3)
                          for name in rs[0][kind]} for kind in ("steps", "serve")}

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memoryd.graph.jsonfile import update_graph_file
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 
 
 def add(writer: str, i: int):

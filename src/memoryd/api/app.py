@@ -31,12 +31,12 @@ from memoryd import __version__
 from memoryd.api import access_log, errors, openapi
 from memoryd.api.auth import AuthMiddleware
 from memoryd.api.guards import ErrorBarrier, HostGuard
-from memoryd.api.hosts import HostPolicy
+from memoryd.api.hosts import HostPolicy, host_policy
 from memoryd.api.limits import BodyLimitMiddleware, BodyTimeoutMiddleware, StreamCapMiddleware
 from memoryd.api.routes import add_routes, response_links
 from memoryd.config import Settings
 from memoryd.dashboard import mount as mount_dashboard
-from memoryd.errors import InvalidInput, MemorydError, NoKeysConfigured
+from memoryd.errors import MemorydError, NoKeysConfigured
 from memoryd.mcp.server import build_server, http_caller
 from memoryd.operations import CALLER_SCOPE_KEY, Caller, health_report, invoke, is_ready
 from memoryd.operations.admin import HealthOutput
@@ -55,19 +55,6 @@ class HttpLimits:
 
     body_timeout: float = 30.0
     max_event_streams: int = 32
-
-
-def host_policy(settings: Settings) -> HostPolicy:
-    """Loopback names plus MEMORYD_ALLOWED_HOSTS; loopback pages plus the allowed and CORS
-    origins. A malformed entry is InvalidInput (the server does not start)."""
-    try:
-        return HostPolicy.loopback_and(
-            settings.allowed_hosts, [*settings.allowed_origins, *settings.cors_origins]
-        )
-    except ValueError as exc:
-        raise InvalidInput(
-            f"MEMORYD_ALLOWED_HOSTS / MEMORYD_ALLOWED_ORIGINS / MEMORYD_CORS_ORIGINS: {exc}"
-        ) from None
 
 
 def create_app(

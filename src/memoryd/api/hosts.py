@@ -28,6 +28,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
+from memoryd.config import Settings
+from memoryd.errors import InvalidInput
+
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _LABEL = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
 _PORT = re.compile(r"[0-9]{1,5}")
@@ -165,3 +168,16 @@ class HostPolicy:
                 "Origin not allowed; add it to MEMORYD_ALLOWED_ORIGINS", reason="origin"
             )
         return True
+
+
+def host_policy(settings: Settings) -> HostPolicy:
+    """Loopback names plus MEMORYD_ALLOWED_HOSTS; loopback pages plus the allowed and CORS
+    origins. A malformed entry is InvalidInput (the server does not start)."""
+    try:
+        return HostPolicy.loopback_and(
+            settings.allowed_hosts, [*settings.allowed_origins, *settings.cors_origins]
+        )
+    except ValueError as exc:
+        raise InvalidInput(
+            f"MEMORYD_ALLOWED_HOSTS / MEMORYD_ALLOWED_ORIGINS / MEMORYD_CORS_ORIGINS: {exc}"
+        ) from None

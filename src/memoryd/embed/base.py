@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.errors import EmbeddingError
+from memoryd.heap import release_free_memory
 
 DEFAULT_BATCH_SIZE = 64
 
@@ -179,6 +180,7 @@ class LazyModelEmbedder(Embedder):
             if self._model is None:
                 self._model = self._load_model()
                 self._load_done.set()
+                release_free_memory()  # what loading the runtime and weights freed
 
     def load_within(self, timeout: float) -> bool:
         """Load the model on a background thread (once) and wait for it at most ``timeout``

@@ -2,6 +2,6 @@
 always-loaded core within a token budget, archival with memory traces, the reviewable
 ``graph.json`` file, project scans and transcript imports.
 
-These modules are pure: they work on :class:`~memoryd.graph.model.Graph` values and
+These modules are pure: they work on :class:`~memoryd.models.kg.Graph` values and
 files, never on a store or the engine.
 """

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memoryd.graph.model import Graph
+from memoryd.models.kg import Graph
 from memoryd.models import as_utc
 
 NodeKey = tuple[str, str]  # (scope, node id): ids are unique only within one graph

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from memoryd.graph.model import MAX_BODY_CHARS, MAX_NAME_CHARS, NODE_KINDS, GraphNode, make_node_id
+from memoryd.models.kg import MAX_BODY_CHARS, MAX_NAME_CHARS, NODE_KINDS, GraphNode, make_node_id
 
 MAX_TRANSCRIPT_CHARS = 24_000
 MAX_NODES = 12

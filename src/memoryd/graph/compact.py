@@ -23,7 +23,7 @@ from memoryd.graph.archival import (
     score_nodes,
 )
 from memoryd.graph.core import DEFAULT_BUDGET, node_costs
-from memoryd.graph.model import Graph
+from memoryd.models.kg import Graph
 from memoryd.graph.tokens import TokenCounter, get_counter
 
 MAX_ROUNDS = 64

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memoryd.graph.archival import ArchivalWeights, NodeKey, NodeScore, ranked, score_nodes
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 from memoryd.graph.tokens import TokenCounter, get_counter
 from memoryd.models import as_utc
 

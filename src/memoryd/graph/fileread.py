@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from memoryd.errors import InvalidInput
 from memoryd.graph.locate import Locator
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 
 FORMAT = "memoryd-knowledge-graph"
 VERSION = 1

@@ -51,7 +51,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from memoryd.graph.fileread import FORMAT, VERSION, GraphFileError, ReadGraph, read_graph_text
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 
 __all__ = ["FORMAT", "VERSION", "GraphFileBusy", "GraphFileError", "ReadGraph", "dumps_graph",
            "edge_line", "graph_file_lock", "loads_graph", "node_block", "project_graph_path",

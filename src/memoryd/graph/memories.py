@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from memoryd.graph.model import (
+from memoryd.models.kg import (
     _ID_RE,
     GRAPH_EDGE_TYPES,
     MAX_BODY_CHARS,

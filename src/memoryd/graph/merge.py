@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from memoryd.graph.model import Graph, GraphEdge, GraphNode
+from memoryd.models.kg import Graph, GraphEdge, GraphNode
 from memoryd.models import as_utc
 
 EdgeKey = tuple[str, str, str]

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-from memoryd.graph.model import GraphEdge
+from memoryd.models.kg import GraphEdge
 from memoryd.graph.scan_configs import (
     MAX_CONFIG_BYTES,
     Finder,

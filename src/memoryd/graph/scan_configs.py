@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd.graph.model import MAX_BODY_CHARS, GraphEdge, GraphNode, NodeKind
+from memoryd.models.kg import MAX_BODY_CHARS, GraphEdge, GraphNode, NodeKind
 
 _REQUIREMENT_NAME = re.compile(r"[<>=!~\[ ;@]")
 MAX_CONFIG_BYTES = 1_000_000

@@ -1,6 +1,6 @@
 """Knowledge graphs: what the graph operations take (nodes and edges to write) and give back
 (the core, write and archival reports, search hits, changes). The node itself is
-:class:`memoryd.graph.model.GraphNode`; inputs derive from its fields."""
+:class:`memoryd.models.kg.GraphNode`; inputs derive from its fields."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memoryd.graph.model import (
+from memoryd.models.kg import (
     MAX_BODY_CHARS,
     MAX_NAME_CHARS,
     MAX_TAGS,

@@ -13,28 +13,24 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memoryd.graph.model import GraphNode
+from memoryd.models.kg import GraphNode
+from memoryd.models.derive import view
 from memoryd.models.knowledge import ScopedNode
 from memoryd.models.memory import Memory
 
 SNIPPET_CHARS = 300
 
 
-class MemoryBrief(BaseModel):
+class MemoryBrief(view(Memory, [
+        "id", "snippet", "node_type", "scope", "agent_id", "domains", "tags", "importance", "tier",
+        "created_at", "updated_at", "superseded", "graph_node"], name="MemoryBriefFields",
+        own=("snippet", "tier", "superseded", "graph_node"),
+        required=("node_type", "scope", "importance"))):
     """A memory in a line: enough to list it, colour it and open it."""
 
-    id: str
     snippet: str = Field(description=f"The summary, else the first {SNIPPET_CHARS} characters "
                          "of the content.")
-    node_type: str
-    scope: str
-    agent_id: str | None = None
-    domains: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    importance: float
     tier: str
-    created_at: datetime
-    updated_at: datetime
     superseded: bool = Field(False, description="Replaced by a newer memory, or expired.")
     graph_node: bool = Field(False, description="A knowledge-graph node.")
 
@@ -43,12 +39,9 @@ class MemoryBrief(BaseModel):
         text = memory.summary or memory.content
         snippet = text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
         expired = memory.valid_until is not None and (now is None or memory.valid_until <= now)
-        return cls(id=memory.id, snippet=snippet, node_type=memory.node_type, scope=memory.scope,
-                   agent_id=memory.agent_id, domains=memory.domains, tags=memory.tags,
-                   importance=memory.importance, tier=memory.tier,
-                   created_at=memory.created_at, updated_at=memory.updated_at,
-                   superseded=memory.superseded_by is not None or expired,
-                   graph_node="kg" in memory.metadata)
+        return cls.shown(memory, snippet=snippet, tier=memory.tier,
+                         superseded=memory.superseded_by is not None or expired,
+                         graph_node="kg" in memory.metadata)
 
 
 # --- the change feed ---------------------------------------------------------------------
@@ -183,21 +176,18 @@ class RetentionCurve(BaseModel):
 
 
 # --- graphs to draw ----------------------------------------------------------------------
-class ViewNode(BaseModel):
+class ViewNode(view(Memory, [
+        "id", "label", "node_type", "scope", "agent_id", "domains", "importance", "retention",
+        "tier", "superseded", "graph_node", "created_at"], name="ViewNodeFields",
+        own=("label", "retention", "tier", "superseded", "graph_node"),
+        required=("node_type", "scope", "importance"))):
     """A memory as a graph node."""
 
-    id: str
     label: str
-    node_type: str
-    scope: str
-    agent_id: str | None = None
-    domains: list[str] = Field(default_factory=list)
-    importance: float
     retention: float
     tier: str
     superseded: bool = False
     graph_node: bool = False
-    created_at: datetime
 
 
 class ViewEdge(BaseModel):

@@ -2,7 +2,8 @@
 
 Importing this package registers all of them: search, memories, knowledge (codebase,
 intentions, graph), the knowledge graphs (kg_*), domains, admin, the agent hooks (recall,
-capture, flush, session_warm), task memory and smart waits.
+capture, flush, session_warm), task memory and smart waits, and other systems' names for
+them (``dialects``: OpenClaw, AgentOS, Vestige).
 
 >>> out = invoke(engine, "search", {"query": "typescript", "limit": 5}, Caller.local())
 >>> out.results[0].content
@@ -20,13 +21,12 @@ from memoryd.operations.registry import (
     as_text,
     invoke,
     operation,
-    tool_operations,
 )
 
 # isort: split
 from memoryd.operations import (  # noqa: F401
     admin,
-    compat,
+    dialects,
     domains,
     gateway,
     graph,
@@ -39,7 +39,7 @@ from memoryd.operations import (  # noqa: F401
     views,
     waits,
 )
-from memoryd.operations.profiles import PROFILES, select_tools
+from memoryd.operations.profiles import PROFILES, select_tools, tool_operations
 
 __all__ = [
     "CALLER_SCOPE_KEY",

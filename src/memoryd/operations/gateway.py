@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.cognition.extraction import Message
-from memoryd.models import IngestResult, Intention, NodeType, Scope, Timeframe
+from memoryd.models import IngestResult, Intention, Memory, NodeType, Scope, SearchHit, Timeframe
+from memoryd.models.derive import view
 from memoryd.models.rules import Rules
 from memoryd.operations.registry import Caller, Strict, operation
 from memoryd.retrieval.context import label_of, relative_time
@@ -68,18 +69,15 @@ class RecallInput(Strict):
         return (self.query or self.prompt or "").strip()
 
 
-class RecallItem(BaseModel):
-    id: str
+class RecallItem(view((Memory, SearchHit), [
+        "id", "content", "when", "label", "node_type", "category", "severity", "tags", "score",
+        "truncated", "created_at"], name="RecallItemFields",
+        own=("content", "when", "label", "truncated"), required=("node_type",),
+        defaults={"tags": []})):
     content: str = Field(description="As shown in the block (unescaped; maybe shortened).")
     when: str = Field(description="Relative time, e.g. '2 minutes ago'.")
     label: str
-    node_type: str
-    category: str | None = None
-    severity: str | None = None
-    tags: list[str] = []
-    score: float
     truncated: bool
-    created_at: datetime
 
 
 class RecallOutput(BaseModel):
@@ -120,19 +118,9 @@ def recall(engine: Engine, data: RecallInput, caller: Caller) -> RecallOutput:
     )
     now = engine.context.clock()
     items = [
-        RecallItem(
-            id=i.memory.id,
-            content=i.content,
-            when=relative_time(i.memory.created_at, now),
-            label=label_of(i.memory),
-            node_type=i.memory.node_type,
-            category=i.memory.category,
-            severity=i.memory.severity,
-            tags=i.memory.tags,
-            score=round(recalled.hits[i.memory.id].score, 6),
-            truncated=i.truncated,
-            created_at=i.memory.created_at,
-        )
+        RecallItem.shown(i.memory, recalled.hits[i.memory.id], content=i.content,
+                         when=relative_time(i.memory.created_at, now), label=label_of(i.memory),
+                         score=round(recalled.hits[i.memory.id].score, 6), truncated=i.truncated)
         for i in recalled.block.items
     ]
     return RecallOutput(block=recalled.block.text, items=items, query=recalled.query,

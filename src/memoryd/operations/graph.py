@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memoryd.graph.model import GraphEdgeType
+from memoryd.models.kg import GraphEdgeType
 from memoryd.models import UTCDateTime
 from memoryd.models.fields import QueryText
 from memoryd.models.knowledge import (

@@ -1,5 +1,5 @@
-"""Operations on memories: smart ingest, the ``memory`` tool, feedback, ``memory_store``,
-and the REST resources (create, get, update, delete, list, history)."""
+"""Operations on memories: smart ingest, the ``memory`` tool, feedback, and the REST
+resources (create, get, update, delete, list, history)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from memoryd.models import (
     Strict,
 )
 from memoryd.models.derive import pick
-from memoryd.models.fields import Category, Content, Importance, StrictValidity, Summary, Tags
+from memoryd.models.fields import Content, StrictValidity
 from memoryd.models.rules import Rules, When
 from memoryd.operations.registry import Caller, MemoryId, operation
 from memoryd.operations.search import FilterFields
@@ -252,48 +252,6 @@ def promote(engine: Engine, data: FeedbackInput, caller: Caller) -> Memory:
 def demote(engine: Engine, data: FeedbackInput, caller: Caller) -> Memory:
     """The memory was wrong or stale: weaken it (it is kept, and can be promoted again)."""
     return engine.demote(data.id, reason=data.reason)
-
-
-# --- AgentOS names: memory_store / memory_recall ------------------------------------
-class MemoryStoreInput(Strict):
-    """Arguments of memory_store (the AgentOS / OpenClaw memory tool)."""
-
-    summary: Summary | None = Field(None, description="One line: what to remember.")
-    detail: str | None = Field(None, description="The full text (defaults to summary).")
-    text: str | None = Field(None, description="Alias of detail (memory-lancedb's name).")
-    category: Category | None = Field(None, description="e.g. conversation, diagnosis, error.")
-    tags: Tags = Field(default_factory=list)
-    importance: Importance | None = None
-
-    @model_validator(mode="after")
-    def _some_text(self) -> MemoryStoreInput:
-        if not any(v and v.strip() for v in (self.summary, self.detail, self.text)):
-            raise ValueError("give summary, detail or text")
-        return self
-
-
-@operation(
-    "memory_store",
-    title="Store a memory (AgentOS)",
-    input=MemoryStoreInput,
-    output=IngestOutput,
-    scope="write",
-    tools=("memory_store",),
-)
-def memory_store(engine: Engine, data: MemoryStoreInput, caller: Caller) -> IngestOutput:
-    """Explicitly store something important in long-term memory: a summary line plus optional
-    detail, a category and tags. Near-duplicates are merged rather than stored twice."""
-    content = (data.detail or data.text or data.summary or "").strip()
-    summary = data.summary.strip() if data.summary and data.summary.strip() != content else None
-    item = {
-        "content": content,
-        "summary": summary,
-        "category": data.category,
-        "tags": data.tags,
-        "importance": data.importance,
-    }
-    item = {k: v for k, v in item.items() if v is not None}
-    return IngestOutput.of(engine.ingest_many([item]))
 
 
 # --- resources (REST /api/v1) --------------------------------------------------------

@@ -10,8 +10,8 @@ memory     the default (8 tools)
 kg         knowledge graphs (user and project graphs, the always-loaded core)
 tasks      task memory and smart waits
 admin      recall blocks, exploration, consolidation, statistics, health, domains, new keys
-openclaw   OpenClaw's memory tools: memory_search, memory_get, memory_store, memory_forget
-vestige    Vestige's tool names and argument names (search, smart_ingest, memory, ...)
+openclaw   OpenClaw's memory tools (memoryd.operations.dialects.openclaw)
+vestige    Vestige's tool names and argument names (memoryd.operations.dialects.vestige)
 full       every tool (without the compatibility variants)
 =========  ===============================================================================
 
@@ -22,7 +22,9 @@ full       every tool (without the compatibility variants)
 from __future__ import annotations
 
 from memoryd.errors import InvalidInput
-from memoryd.operations.registry import REGISTRY, Operation, tool_operations
+from memoryd.operations import dialects
+from memoryd.operations.dialects import agentos
+from memoryd.operations.registry import REGISTRY, Operation
 
 DEFAULT = "memory"
 PROFILES: dict[str, tuple[str, ...]] = {
@@ -32,16 +34,22 @@ PROFILES: dict[str, tuple[str, ...]] = {
            "kg_ping"),
     "tasks": ("task_register", "task_update", "task_get", "task_list", "task_complete",
               "smart_wait", "wait_status", "wait_list", "wait_cancel"),
-    "admin": ("recall", "memory_recall", "explore", "consolidate", "stats", "health", "domains",
+    "admin": ("recall", agentos.RECALL, "explore", "consolidate", "stats", "health", "domains",
               "keys_create"),
-    "openclaw": ("memory_search", "memory_get", "memory_store", "memory_forget"),
-    "vestige": ("search", "smart_ingest", "memory", "codebase", "intention"),
+    **dialects.PROFILES,
 }
 # Tool names that a profile binds to another operation than the default one.
-OVERRIDES: dict[str, dict[str, str]] = {
-    "vestige": {"search": "vestige_search", "smart_ingest": "vestige_ingest", "memory": "memory",
-                "codebase": "codebase", "intention": "intention"},
-}
+OVERRIDES: dict[str, dict[str, str]] = dialects.OVERRIDES
+# The order tools are listed in: what an agent needs most first.
+TOOL_ORDER = ("search", "recall", "smart_ingest", "ingest", "memory", *agentos.TOOLS, "codebase",
+              "intention", "explore", "consolidate", "stats", "health")
+
+
+def tool_operations() -> dict[str, Operation]:
+    """MCP tool name -> operation, aliases included, in TOOL_ORDER (others after)."""
+    tools = {tool: op for op in REGISTRY.values() for tool in op.tools}
+    rank = {name: i for i, name in enumerate(TOOL_ORDER)}
+    return dict(sorted(tools.items(), key=lambda item: rank.get(item[0], len(rank))))
 
 
 def select_tools(spec: str | None = None) -> dict[str, Operation]:

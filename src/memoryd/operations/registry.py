@@ -239,31 +239,6 @@ def invoke(engine: Engine, name: str, arguments: Any, caller: Caller) -> BaseMod
     return op.run(engine, arguments, caller)
 
 
-# The order tools are listed in: what an agent needs most first.
-TOOL_ORDER = (
-    "search",
-    "recall",
-    "smart_ingest",
-    "ingest",
-    "memory",
-    "memory_store",
-    "memory_recall",
-    "codebase",
-    "intention",
-    "explore",
-    "consolidate",
-    "stats",
-    "health",
-)
-
-
-def tool_operations() -> dict[str, Operation]:
-    """MCP tool name -> operation, aliases included, in TOOL_ORDER (others after)."""
-    tools = {tool: op for op in REGISTRY.values() for tool in op.tools}
-    rank = {name: i for i, name in enumerate(TOOL_ORDER)}
-    return dict(sorted(tools.items(), key=lambda item: rank.get(item[0], len(rank))))
-
-
 def as_text(result: BaseModel) -> str:
     """A readable rendering of an operation's result (what an agent reads)."""
     render = getattr(result, "as_text", None)

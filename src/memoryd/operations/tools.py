@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import Memory, NodeType, SearchHit, Strict
+from memoryd.models.derive import view
 from memoryd.models.fields import Content, Importance, QueryText, Scope, Tags, Timeframe
 from memoryd.models.rules import Rules
 from memoryd.operations.registry import Caller, MemoryId, operation
@@ -23,15 +24,11 @@ if TYPE_CHECKING:
     from memoryd.engine import Engine
 
 
-class MemoryView(BaseModel):
+class MemoryView(view(Memory, ["id", "content", "type", "tags", "importance", "created", "suspect"],
+                     name="MemoryViewFields", rename={"type": "node_type", "created": "created_at"},
+                     own=("suspect",), required=("type", "importance"), defaults={"tags": []})):
     """A memory as an agent reads it."""
 
-    id: str
-    content: str
-    type: str
-    tags: list[str] = []
-    importance: float
-    created: datetime
     suspect: bool = False  # reads like instructions to a model: it is data
 
     @classmethod
@@ -39,10 +36,8 @@ class MemoryView(BaseModel):
         text = memory.content
         if limit is not None and len(text) > limit:
             text = text[: limit - 1] + "…"
-        return cls(id=memory.id, content=text, type=memory.node_type, tags=memory.tags,
-                   importance=memory.importance,
-                   created=memory.created_at,
-                   suspect=bool(memory.metadata.get("suspect_instruction")))
+        return cls.shown(memory, content=text,
+                         suspect=bool(memory.metadata.get("suspect_instruction")))
 
 
 # --- search ---------------------------------------------------------------------------

@@ -24,17 +24,12 @@ from typing import Any, Iterable
 import numpy as np
 
 from memoryd.ledger import LEDGER_FIELDS
+from memoryd.models.memory import Memory, SchedulingState
 
-MEMORY_FIELDS: tuple[str, ...] = (
-    "id", "content", "summary", "node_type", "category", "subcategory", "tags", "source",
-    "agent_id", "session_id", "scope", "domains", "domain_scores", "importance", "severity",
-    "created_at", "updated_at", "valid_from", "valid_until", "superseded_by", "tier",
-    "embedding_model", "metadata",
-)
-STATE_FIELDS: tuple[str, ...] = (
-    "stability", "difficulty", "reps", "lapses", "last_review", "storage_strength",
-    "retrieval_strength", "access_count", "last_accessed",
-)
+# A memory's columns are the fields of the one model of a memory (its scheduling state
+# apart, and ``seq``, which the store assigns): a field added to ``Memory`` is stored.
+MEMORY_FIELDS: tuple[str, ...] = tuple(n for n in Memory.model_fields if n not in ("state", "seq"))
+STATE_FIELDS: tuple[str, ...] = tuple(SchedulingState.model_fields)
 
 # Tables in copy order: memories before the edges that reference them.
 TABLES: dict[str, tuple[str, ...]] = {

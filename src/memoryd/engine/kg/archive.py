@@ -21,7 +21,7 @@ from memoryd.engine.kg.targets import Target, graph_file, read_targets, require_
 from memoryd.graph.archival import Orphan, find_orphans
 from memoryd.graph.compact import compact
 from memoryd.graph.memories import node_memory_id
-from memoryd.graph.model import Graph
+from memoryd.models.kg import Graph
 from memoryd.models.knowledge import ArchiveReport, NodeRef, OrphanItem
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from memoryd.graph.model import Graph
+from memoryd.models.kg import Graph
 from memoryd.models import GraphFileState
 
 MAX_CORES = 256

@@ -25,7 +25,7 @@ from memoryd.graph.memories import (
     memory_to_node,
     node_memory_id,
 )
-from memoryd.graph.model import Graph
+from memoryd.models.kg import Graph
 from memoryd.graph.rewind import by_memory, rewind
 from memoryd.models import Memory
 

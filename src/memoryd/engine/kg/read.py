@@ -26,7 +26,7 @@ from memoryd.errors import InvalidInput
 from memoryd.graph.archival import ArchivalWeights, score_nodes
 from memoryd.graph.core import CoreView, build_core
 from memoryd.graph.jsonfile import GraphFileError, dumps_graph
-from memoryd.graph.model import Graph
+from memoryd.models.kg import Graph
 from memoryd.graph.tokens import TokenCounter, get_counter
 from memoryd.models.knowledge import (
     CoreRead,

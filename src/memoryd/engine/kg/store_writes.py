@@ -23,7 +23,7 @@ from memoryd.engine.checks import build, new_memory, screen_fields
 from memoryd.engine.context import EngineContext
 from memoryd.errors import Forbidden
 from memoryd.graph.memories import KG_KEY, memory_edge, node_changes, node_fields, node_memory_id
-from memoryd.graph.model import GraphEdge, GraphNode
+from memoryd.models.kg import GraphEdge, GraphNode
 from memoryd.models import Edge, Memory
 
 EdgeKey = tuple[str, str, str]

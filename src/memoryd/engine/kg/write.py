@@ -43,7 +43,7 @@ from memoryd.graph.core import node_blocks
 from memoryd.graph.jsonfile import read_graph_text
 from memoryd.graph.memories import is_node, memory_to_node, node_memory_id
 from memoryd.graph.merge import merge_graphs
-from memoryd.graph.model import (
+from memoryd.models.kg import (
     Graph,
     GraphEdge,
     GraphNode,

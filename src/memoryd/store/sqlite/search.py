@@ -20,13 +20,17 @@ from typing import Any
 import numpy as np
 
 from memoryd.errors import StoreError
+from memoryd.heap import release_free_memory
 from memoryd.models import SearchFilters, VectorHit
 from memoryd.store.filters import where
+from memoryd.store.sqlite import saved_vectors
 from memoryd.store.sqlite.database import SQLiteDatabase
 from memoryd.store.sqlite.vector_index import VectorIndex
 
 # Filtered vector search is exact when the filter allows at most this many rows.
 EXACT_FILTER_ROWS = 5_000
+# Vectors read from the table per query while the index catches up.
+_SYNC_PAGE = 10_000
 
 
 class VectorCache:
@@ -53,6 +57,11 @@ class VectorCache:
     def hnsw_meta_path(self) -> Path:
         """What the saved graph holds (the vector seq and count it was saved at)."""
         return self.db.path.with_name(self.db.path.name + ".hnsw.json")
+
+    @property
+    def vectors_path(self) -> Path:
+        """Where the index's float32 vectors are saved with the graph (saved_vectors)."""
+        return self.db.path.with_name(self.db.path.name + ".hnsw.vectors")
 
     @property
     def index(self) -> VectorIndex | None:
@@ -112,13 +121,14 @@ class VectorCache:
     def load(self, dims: int) -> None:
         """Rebuild the in-memory index from the table; reuse (and repair) a saved graph."""
         self._wait()  # for a load running in the background, before taking the lock it takes
+        saved = self._read_hnsw_meta()
         with self._lock:
             self.index = VectorIndex(dims, hnsw_threshold=self._hnsw_threshold,
                                      ef_search=self._ef_search)
-            self.index.reserve(self.db.rows("SELECT count(*) FROM memory_vectors")[0][0])
             self._vector_seq = 0
+            if not self._adopt_saved_vectors(saved, dims):
+                self.index.reserve(self.db.rows("SELECT count(*) FROM memory_vectors")[0][0])
         self.sync(build_graph=False)
-        saved = self._read_hnsw_meta()
         reused = False
         if saved is not None and isinstance(saved.get("vector_seq"), int):
             # Vectors written after the graph was saved (by any process, or before a crash).
@@ -131,6 +141,35 @@ class VectorCache:
         if not reused:
             self.index.ensure_hnsw()
             self.save()  # so that a crash does not cost a rebuild next time
+        release_free_memory()  # the pages of rows read and freed while loading
+
+    def _adopt_saved_vectors(self, saved: dict[str, Any] | None, dims: int) -> bool:
+        """Fill the new index from the saved vectors when the table still holds exactly what
+        they were saved from: the same last sequence number (every write of a vector takes a
+        new one) and the same count and sums of the rows' sequence numbers and row ids (a
+        delete changes them, and so does a bulk import, whose rows keep older numbers)."""
+        if not saved or not isinstance(saved.get("vectors"), list) or not isinstance(
+                saved.get("vector_seq"), int):
+            return False
+        last_seq = self.db.rows("SELECT coalesce(max(seq), 0) FROM memory_vectors")[0][0]
+        fingerprint = self._fingerprint(dims)
+        if (last_seq, fingerprint) != (saved["vector_seq"], [saved.get("count"), *saved["vectors"]]):
+            return False
+        found = saved_vectors.read(self.vectors_path, fingerprint[0], dims)
+        if found is None:
+            return False
+        assert self._index is not None
+        self._index.adopt(*found)
+        self._vector_seq = last_seq
+        return True
+
+    def _fingerprint(self, dims: int, up_to: int | None = None) -> list[int]:
+        """Count, sum of sequence numbers and sum of row ids of the table's vectors of
+        ``dims`` (those up to sequence number ``up_to`` when given)."""
+        clause, params = ("AND seq <= ?", (dims, up_to)) if up_to is not None else ("", (dims,))
+        row = self.db.rows("SELECT count(*), coalesce(sum(seq), 0), coalesce(sum(memory_rowid), 0) "
+                           f"FROM memory_vectors WHERE dims = ? {clause}", params)[0]
+        return [int(v) for v in row]
 
     def reload(self, dims: int) -> None:
         """Load the index anew unless it already has ``dims`` (a model change)."""
@@ -145,17 +184,23 @@ class VectorCache:
                 self.load(dims)
             return
         with self._lock:
-            rows = self.db.rows("SELECT memory_rowid, vector, seq, dims FROM memory_vectors "
-                                "WHERE seq > ? ORDER BY seq", (self._vector_seq,))
-            if not rows:
-                return
-            last_seq = rows[-1][2]
-            # Vectors of another dimension belong to an unfinished re-embed; they are
-            # loaded when the store switches models (set_embedding_model reloads).
-            rows = [r for r in rows if r[3] == self.index.dims]
-            if rows:
-                self._apply(rows, build_graph)
-            self._vector_seq = last_seq
+            index = self._index
+            assert index is not None
+            # A page at a time: a first load of 100,000 vectors never holds the table's rows,
+            # their joined bytes and the matrix at once (the process would keep the peak).
+            while True:
+                rows = self.db.rows("SELECT memory_rowid, vector, seq, dims FROM memory_vectors "
+                                    "WHERE seq > ? ORDER BY seq LIMIT ?",
+                                    (self._vector_seq, _SYNC_PAGE))
+                if not rows:
+                    return
+                last_seq = rows[-1][2]
+                # Vectors of another dimension belong to an unfinished re-embed; they are
+                # loaded when the store switches models (set_embedding_model reloads).
+                rows = [r for r in rows if r[3] == index.dims]
+                if rows:
+                    self._apply(rows, build_graph)
+                self._vector_seq = last_seq
 
     def _apply(self, rows: list[tuple[Any, ...]], build_graph: bool) -> None:
         assert self.index is not None
@@ -182,18 +227,28 @@ class VectorCache:
         index = self.index
         if index is None or not index.uses_hnsw:
             return
+        before = self._read_hnsw_meta()
+        meta: dict[str, Any] = {"vector_seq": self._vector_seq, "count": len(index)}
+        keys, matrix = index.live()
+        count, seq_sum, rowid_sum = self._fingerprint(index.dims, up_to=self._vector_seq)
+        if (count, rowid_sum) == (len(keys), int(keys.sum())):  # the index is the table's
+            meta["vectors"] = [seq_sum, rowid_sum]
         try:
             self.hnsw_meta_path.unlink(missing_ok=True)
             if index.save_hnsw(self.hnsw_path):
-                self.hnsw_meta_path.write_text(
-                    json.dumps({"vector_seq": self._vector_seq, "count": len(index)}))
+                if "vectors" not in meta:
+                    self.vectors_path.unlink(missing_ok=True)
+                elif before != meta or not self.vectors_path.exists():  # else still current
+                    saved_vectors.write(self.vectors_path, keys, matrix)
+                self.hnsw_meta_path.write_text(json.dumps(meta))
         except OSError:
-            pass  # the graph is a cache: it is rebuilt on the next open
+            pass  # the graph and the vectors are a cache: read from the table on the next open
 
     def discard(self) -> None:
         """Forget the index and the saved graph (the table was replaced underneath)."""
         self.hnsw_meta_path.unlink(missing_ok=True)
         self.hnsw_path.unlink(missing_ok=True)
+        self.vectors_path.unlink(missing_ok=True)
         self.index = None
 
     def pause_graph(self) -> None:

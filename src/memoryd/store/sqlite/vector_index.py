@@ -86,18 +86,8 @@ class VectorIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(keys), self.dims)
         with self._lock:
             self._reserve(self._n + len(keys))
-            for key, vec in zip(keys.tolist(), vectors):
-                pos = self._pos.get(key)
-                if pos is None:
-                    pos = self._n
-                    self._n += 1
-                    self._pos[key] = pos
-                    self._keys[pos] = key
-                    self._live += 1
-                elif not self._alive[pos]:
-                    self._live += 1
-                self._matrix[pos] = vec
-                self._alive[pos] = True
+            if not self._append_new(keys, vectors):
+                self._put(keys, vectors)
             if self._hnsw is not None:
                 for key in keys.tolist():
                     if key in self._hnsw:
@@ -105,6 +95,55 @@ class VectorIndex:
                 self._hnsw.add(keys, vectors)
             elif self._live >= self.hnsw_threshold > 0:
                 self._build_hnsw()
+
+    def _append_new(self, keys: np.ndarray, vectors: np.ndarray) -> bool:
+        """Append keys the index has never held (a load) in one slice; False if any is known
+        (or repeated), leaving the index untouched."""
+        listed = keys.tolist()
+        if not self._pos.keys().isdisjoint(listed) or len(set(listed)) != len(listed):
+            return False
+        start, end = self._n, self._n + len(listed)
+        self._matrix[start:end] = vectors
+        self._keys[start:end] = keys
+        self._alive[start:end] = True
+        self._pos.update(zip(listed, range(start, end)))
+        self._n, self._live = end, self._live + len(listed)
+        return True
+
+    def _put(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        """Add or replace vectors one key at a time."""
+        for key, vec in zip(keys.tolist(), vectors):
+            pos = self._pos.get(key)
+            if pos is None:
+                pos = self._n
+                self._n += 1
+                self._pos[key] = pos
+                self._keys[pos] = key
+                self._live += 1
+            elif not self._alive[pos]:
+                self._live += 1
+            self._matrix[pos] = vec
+            self._alive[pos] = True
+
+    def adopt(self, keys: np.ndarray, matrix: np.ndarray) -> None:
+        """Take ``matrix`` (one row per key of ``keys``, distinct) as the storage of an empty
+        index, without a copy: a load from the saved vectors."""
+        with self._lock:
+            if self._n:
+                raise ValueError("adopt() fills an empty index")
+            self._matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+            self._keys = np.asarray(keys, dtype=np.int64).copy()
+            self._alive = np.ones(len(self._keys), dtype=bool)
+            self._pos = dict(zip(self._keys.tolist(), range(len(self._keys))))
+            self._n = self._live = len(self._keys)
+
+    def live(self) -> tuple[np.ndarray, np.ndarray]:
+        """The live keys and a copy of their vectors (for saving)."""
+        with self._lock:
+            alive = self._alive[: self._n]
+            if alive.all():  # no copy of the matrix
+                return self._keys[: self._n].copy(), self._matrix[: self._n]
+            return self._keys[: self._n][alive], self._matrix[: self._n][alive]
 
     def remove(self, keys: Iterable[int]) -> None:
         """Forget the vectors under these keys (missing keys are ignored)."""

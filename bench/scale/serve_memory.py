@@ -1,0 +1,139 @@
+"""Resident memory of a real `memoryd serve` on a large SQLite store, with the model loaded.
+
+    python -m bench.scale.serve_memory [--store bench/.cache/scale/sqlite-100000.db] [--runs 5]
+        [--previous-ref main | --previous DIR/src] [--searches 100]
+
+Each run spawns ``memoryd serve`` (this version and a previous one exported from git, the
+order flipped every run), waits until ``/readyz`` says ready (the vector index and the
+embedding model are loaded), reads the process's resident memory from /proc (VmRSS, and its
+anonymous and file-backed parts), sends ``--searches`` hybrid searches over REST (different
+queries, one client) and reads it again; then the peak (VmHWM). Medians.
+Results: results/serve_memory.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.common import CACHE_DIR, machine_info, md_table, write_results
+from bench.latency.ingest_versions import REPO_ROOT, export_ref
+from bench.scale.cold_start import _env, _free_port
+
+WORDS = ["deploy", "release", "database", "migration", "team", "owner", "meeting", "budget",
+         "incident", "latency", "backup", "schedule", "customer", "design", "review", "policy",
+         "travel", "doctor", "birthday", "garden"]
+FIELDS = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file", "VmHWM": "peak"}
+
+
+def _memory(pid: int) -> dict[str, float]:
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in FIELDS:
+            out[FIELDS[name]] = round(int(value.split()[0]) / 1024, 1)
+    return out
+
+
+def run_once(store: Path, key: str, src: Path, searches: int) -> dict[str, Any]:
+    """One server: its memory once ready and after ``searches`` searches."""
+    import subprocess
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "memoryd"), "serve", "--port",
+                             str(port)], env=_env(store, src), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        time.sleep(1.0)  # what finishes right after ready (the waits' scheduler, ...)
+        ready = _memory(proc.pid)
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
+            for i in range(searches):
+                query = f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7 + 3) % len(WORDS)]} {i}"
+                client.post("/api/v1/search", json={"query": query}).raise_for_status()
+        searched = _memory(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    return {"ready": {k: v for k, v in ready.items() if k != "peak"},
+            "searched": {k: v for k, v in searched.items() if k != "peak"},
+            "peak": searched["peak"]}
+
+
+def render(r: dict[str, Any]) -> str:
+    """The markdown summary."""
+    m = r["median"]
+    rows = []
+    for moment in ("ready", "searched"):
+        for field in ("rss", "anon", "file"):
+            prev, this = m["previous"][moment][field], m["this"][moment][field]
+            rows.append([f"{moment}: {field}", prev, this, f"{this / prev:.2f}"])
+    rows.append(["peak (VmHWM)", m["previous"]["peak"], m["this"]["peak"],
+                 f"{m['this']['peak'] / m['previous']['peak']:.2f}"])
+    return "\n".join([
+        f"# Resident memory of `memoryd serve` at {r['memories']:,} memories (SQLite, model "
+        "loaded)", "",
+        f"Run {r['started']} (`{r['command']}`) on {r['machine']['cpus']} CPUs shared with "
+        f"other work; {r['runs_each']} fresh servers per version, the order flipped every run, "
+        f"medians, MB. `ready`: once `/readyz` says ready (plus 1 s); `searched`: after "
+        f"{r['searches']} hybrid searches over REST. `anon` is the process's own memory, "
+        "`file` the pages of files it maps (libraries, model, a mapped index) that are "
+        f"resident. Previous: `{r['previous']}`.", "",
+        md_table(["MB", "previous", "this", "ratio"], rows), ""])
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure both versions; write results/serve_memory.{json,md}."""
+    p = argparse.ArgumentParser(prog="python -m bench.scale.serve_memory", description=__doc__)
+    p.add_argument("--store", type=Path, default=CACHE_DIR / "scale" / "sqlite-100000.db")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--searches", type=int, default=100)
+    p.add_argument("--previous", type=Path, help="src/ of the previous version")
+    p.add_argument("--previous-ref", default="main", help="git ref to export when no --previous")
+    p.add_argument("--name", default="serve_memory")
+    argv = sys.argv[1:] if argv is None else argv
+    args = p.parse_args(argv)
+    import memoryd
+
+    with memoryd.open(f"sqlite:///{args.store}") as mem:
+        memories = mem.store.count()
+        key = mem.admin.create_key("bench-serve-memory", scopes=["read"]).secret
+    sources = {"previous": args.previous or export_ref(args.previous_ref),
+               "this": REPO_ROOT / "src"}
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    runs: dict[str, list[dict[str, Any]]] = {v: [] for v in sources}
+    for i in range(args.runs):
+        for version in (list(sources) if i % 2 == 0 else list(reversed(sources))):
+            runs[version].append(run_once(args.store, key, sources[version], args.searches))
+            print(f"run {i + 1} {version}: {runs[version][-1]}", flush=True)
+    median = {v: {"ready": {f: statistics.median(r["ready"][f] for r in rs)
+                            for f in rs[0]["ready"]},
+                  "searched": {f: statistics.median(r["searched"][f] for r in rs)
+                               for f in rs[0]["searched"]},
+                  "peak": statistics.median(r["peak"] for r in rs)} for v, rs in runs.items()}
+    result = {"benchmark": "serve_memory", "started": started, "memories": memories,
+              "command": "python -m bench.scale.serve_memory " + " ".join(argv),
+              "previous": str(args.previous or args.previous_ref), "runs_each": args.runs,
+              "searches": args.searches, "machine": machine_info(), "median": median,
+              "runs": runs}
+    jpath, mpath = write_results(args.name, result, render(result))
+    print(f"wrote {jpath} and {mpath}")
+
+
+if __name__ == "__main__":
+    main()
