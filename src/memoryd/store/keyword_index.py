@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memoryd.heap import release_free_memory
+
 if TYPE_CHECKING:
     from memoryd.store.database import Database
     from memoryd.store.terms import CandidateQuery
@@ -301,6 +303,7 @@ class KeywordCache:
             if not self._closing.is_set():
                 log.warning("could not load the keyword index", exc_info=True)
             return
+        release_free_memory()  # the text the postings were read as
         with self._lock:
             if index.history_seq == self._seq_now() and (
                     index.documents, index.total_terms) != (documents, total):
