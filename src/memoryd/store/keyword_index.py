@@ -176,38 +176,71 @@ def load(db: Database, conn: Any, stop: threading.Event | None = None) -> Keywor
     conn.execute(_SNAPSHOT[db.backend])
     try:
         (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
-        if db.backend == "postgresql":  # a server-side cursor: rows arrive as they are read
-            cursor = conn.cursor(name="memoryd_keyword_postings")
-            cursor.execute(_POSTINGS[db.backend])
-        else:
-            cursor = conn.execute(_POSTINGS[db.backend])
-        slices: dict[str, tuple[int, int]] = {}
-        rowid_parts: list[np.ndarray] = []
-        tf_parts: list[np.ndarray] = []
-        start = 0
-        while chunk := cursor.fetchmany(1000):
-            if stop is not None and stop.is_set():
-                raise InterruptedError("the store is closing")
-            for term, rowids_text, tfs_text in chunk:
-                rowid_parts.append(np.fromstring(rowids_text, dtype=np.int64, sep=","))
-                tf_parts.append(np.fromstring(tfs_text, dtype=np.int64, sep=","))
-                slices[term] = (start, start + len(rowid_parts[-1]))
-                start += len(rowid_parts[-1])
-        memories = conn.execute("SELECT rowid, id, term_count FROM memories").fetchall()
+        slices, rowids, tfs = _read_postings(db, conn, stop)
+        lengths, ids = _read_memories(conn, stop)
     finally:
         conn.execute("COMMIT")
-    rowids = np.concatenate(rowid_parts) if rowid_parts else np.zeros(0, dtype=np.int64)
-    tfs = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=np.int64)
-    lengths = np.full(max((m[0] for m in memories), default=0) + 1, -1, dtype=np.int32)
-    for rowid, _, length in memories:
-        lengths[rowid] = length or 0
-    if len(rowids) and rowids.max() < 2**31:
-        rowids = rowids.astype(np.int32)
-    tfs = tfs.astype(np.uint16 if len(tfs) and tfs.max() < 2**16 else np.int32)
-    hashes = np.fromiter((hash(m[1]) for m in memories), dtype=np.int64, count=len(memories))
-    order = np.argsort(hashes, kind="stable")
-    ids = (hashes[order], np.asarray([m[0] for m in memories], dtype=np.int64)[order])
     return KeywordIndex(slices, rowids, tfs, lengths, ids, int(seq))
+
+
+def _read_postings(db: Database, conn: Any, stop: threading.Event | None
+                   ) -> tuple[dict[str, tuple[int, int]], np.ndarray, np.ndarray]:
+    """Each term's slice, and the rowids and tfs of every posting (narrowed as they come,
+    so that the load never holds them at full width)."""
+    if db.backend == "postgresql":  # a server-side cursor: rows arrive as they are read
+        cursor = conn.cursor(name="memoryd_keyword_postings")
+        cursor.execute(_POSTINGS[db.backend])
+    else:
+        cursor = conn.execute(_POSTINGS[db.backend])
+    slices: dict[str, tuple[int, int]] = {}
+    rowid_parts: list[np.ndarray] = []
+    tf_parts: list[np.ndarray] = []
+    start = 0
+    while chunk := cursor.fetchmany(1000):
+        _check(stop)
+        for term, rowids_text, tfs_text in chunk:
+            rowid_parts.append(_narrow(np.fromstring(rowids_text, dtype=np.int64, sep=","),
+                                       np.int32))
+            tf_parts.append(_narrow(np.fromstring(tfs_text, dtype=np.int64, sep=","),
+                                    np.uint16))
+            slices[term] = (start, start + len(rowid_parts[-1]))
+            start += len(rowid_parts[-1])
+    if not rowid_parts:
+        return slices, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint16)
+    return slices, np.concatenate(rowid_parts), np.concatenate(tf_parts)
+
+
+def _read_memories(conn: Any, stop: threading.Event | None
+                   ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Every memory's length by rowid, and (sorted hashes of the ids, their rowids)."""
+    cursor = conn.execute("SELECT rowid, id, term_count FROM memories")
+    rowid_parts, hash_parts, length_parts = [], [], []
+    while chunk := cursor.fetchmany(10_000):
+        _check(stop)
+        rowid_parts.append(np.fromiter((m[0] for m in chunk), dtype=np.int64, count=len(chunk)))
+        hash_parts.append(np.fromiter((hash(m[1]) for m in chunk), dtype=np.int64,
+                                      count=len(chunk)))
+        length_parts.append(np.fromiter((m[2] or 0 for m in chunk), dtype=np.int32,
+                                        count=len(chunk)))
+    rowids = np.concatenate(rowid_parts) if rowid_parts else np.zeros(0, dtype=np.int64)
+    hashes = np.concatenate(hash_parts) if hash_parts else np.zeros(0, dtype=np.int64)
+    lengths = np.full(int(rowids.max()) + 1 if len(rowids) else 1, -1, dtype=np.int32)
+    if len(rowids):
+        lengths[rowids] = np.concatenate(length_parts)
+    order = np.argsort(hashes, kind="stable")
+    return lengths, (hashes[order], rowids[order])
+
+
+def _narrow(values: np.ndarray, dtype: type[np.integer]) -> np.ndarray:
+    """``values`` as ``dtype`` when they fit it (a wider part widens the whole on concat)."""
+    if len(values) and 0 <= values.min() and values.max() <= np.iinfo(dtype).max:
+        return values.astype(dtype)
+    return values
+
+
+def _check(stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise InterruptedError("the store is closing")
 
 
 class KeywordCache:
