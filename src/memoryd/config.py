@@ -84,6 +84,9 @@ class Settings(BaseSettings):
         default=20_000, ge=0, description="Above this many vectors, search an HNSW graph."
     )
     hnsw_ef_search: int = Field(default=128, ge=8)
+    keyword_index: bool = Field(
+        default=True, description="Keep a copy of the keyword postings in memory for the "
+        "first pass of keyword search (the SQL computes it otherwise; same ranking).")
 
     # Cognitive ranking: retention, recency and importance (blended by these weights) break
     # the ties left after relevance and cosine, and reorder hits whose relevance log-odds are

@@ -19,7 +19,8 @@ def open_store(url: str, settings: Settings, *, create: bool = True) -> Store:
             from memoryd.store.postgres import PostgresStore
         except ImportError as exc:  # pragma: no cover - depends on optional extras
             raise StoreError(f"PostgreSQL support is not available: {exc}") from exc
-        return PostgresStore(url, ef_search=settings.hnsw_ef_search, create=create)
+        return PostgresStore(url, ef_search=settings.hnsw_ef_search, create=create,
+                             keyword_index=settings.keyword_index)
     from memoryd.store.sqlite import SQLiteStore, parse_sqlite_url
 
     return SQLiteStore(
@@ -27,6 +28,7 @@ def open_store(url: str, settings: Settings, *, create: bool = True) -> Store:
         hnsw_threshold=settings.hnsw_threshold,
         ef_search=settings.hnsw_ef_search,
         create=create,
+        keyword_index=settings.keyword_index,
     )
 
 

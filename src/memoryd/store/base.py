@@ -58,7 +58,8 @@ from memoryd.store.database import Database
 from memoryd.store.domains import Assignment, AssignStatement, Domains
 from memoryd.store.filters import LIST_ORDERS, where
 from memoryd.store.graph_files import GraphFiles
-from memoryd.store.terms import CandidateQuery
+from memoryd.store.keyword_index import KeywordCache
+from memoryd.store.terms import FIRST_PASS, CandidateQuery
 from memoryd.store.transfer import Transfer
 from memoryd.store.translate import _translating
 from memoryd.store.work import Work
@@ -99,6 +100,9 @@ class Store(ABC):
             method = getattr(cls, name, None)
             if method is not None and not getattr(method, "__translated__", False):
                 setattr(cls, name, _translating(method, cls.driver_errors))
+
+    #: The copy of the keyword postings in memory, when the backend keeps one.
+    keyword_cache: KeywordCache | None = None
 
     def __init__(self, db: Database, *, assign: AssignStatement, transfer: Transfer) -> None:
         """Compose the store over ``db``: every part shares it (and its transactions)."""
@@ -263,7 +267,16 @@ class Store(ABC):
             return KeywordPool(stats, [])
         query = CandidateQuery.of(distinct, stats, k1, b)
         clause, params = where(filters, now, self.db.dialect)
-        return KeywordPool(stats, keywords.candidates(self.db, query, clause, params, limit))
+        first = self._keyword_first_pass(query, max(FIRST_PASS, limit))
+        return KeywordPool(stats, keywords.candidates(self.db, query, clause, params, limit,
+                                                      first))
+
+    def _keyword_first_pass(self, query: CandidateQuery, limit: int
+                            ) -> list[tuple[int, float]] | None:
+        """The best ``limit`` (rowid, BM25) before the filters, from the copy of the postings
+        in memory (:mod:`memoryd.store.keyword_index`); None: the SQL computes them."""
+        cache = self.keyword_cache
+        return cache.first_pass(query, limit) if cache is not None else None
 
     def corpus_stats(self, terms: Sequence[str]) -> bm25.CorpusStats:
         """N, the average length and the df of each of ``terms`` (as the keyword side reads them)."""

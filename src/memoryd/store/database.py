@@ -65,6 +65,11 @@ class Database(ABC):
         """
 
     @abstractmethod
+    def in_transaction(self) -> bool:
+        """True while this thread has a write transaction open (its reads see its own
+        uncommitted writes)."""
+
+    @abstractmethod
     def close(self) -> None:
         """Release every connection."""
 

@@ -21,14 +21,24 @@ def corpus_stats(db: Database, words: list[str]) -> CorpusStats:
 
 
 def candidates(db: Database, query: terms.CandidateQuery, where: str, params: list[Any],
-               limit: int) -> list[Candidate]:
+               limit: int, first: Sequence[tuple[int, float]] | None = None) -> list[Candidate]:
     """The best ``limit`` memories passing ``where`` by BM25: a first pass over the best
-    ``FIRST_PASS``, and every match when the filter leaves fewer than ``limit``."""
+    ``FIRST_PASS`` (``first``, when a copy of the postings in memory computed it), and every
+    match when the filter leaves fewer than ``limit``."""
     head = query.head_params()
     with db.read() as conn:
-        rows = conn.execute(
-            terms.candidates_sql(query, where, db.mark, first_pass=True, collate=db.collate),
-            [*head, max(terms.FIRST_PASS, limit), *params, limit]).fetchall()
+        if first is not None:
+            if not first:
+                return []  # no memory holds a query term
+            arrays = db.backend == "postgresql"
+            rows = conn.execute(
+                terms.candidates_sql(query, where, db.mark, first_pass=True, collate=db.collate,
+                                     given=len(first), arrays=arrays),
+                [*query.head_params(first, arrays=arrays), *params, limit]).fetchall()
+        else:
+            rows = conn.execute(
+                terms.candidates_sql(query, where, db.mark, first_pass=True, collate=db.collate),
+                [*head, max(terms.FIRST_PASS, limit), *params, limit]).fetchall()
         found = terms.candidates_from_rows(rows, scored=True)
         if len(found) < limit:
             # The filter removed too many of the best matches: rank every allowed one.

@@ -254,28 +254,48 @@ class CandidateQuery:
         p = Bm25Parameters.of(terms, stats, k1=k1, b=b)
         return cls(tuple(p.weights), tuple(p.weights.values()), p.constant, p.slope)
 
-    def head_params(self) -> list[Any]:
-        """Parameters of the ``q`` values and the scoring expression, in SQL order."""
+    def head_params(self, given: Sequence[tuple[int, float]] = (), *,
+                    arrays: bool = False) -> list[Any]:
+        """Parameters of the ``q`` values and the scoring expression (or of the ``given``
+        first pass, as pairs or as two ``arrays``: :func:`candidates_sql`), in SQL order."""
         values = [x for pair in zip(self.terms, self.weights) for x in pair]
+        if given and arrays:
+            return [*values, [r for r, _ in given], [s for _, s in given]]
+        if given:
+            return [*values, *(x for pair in given for x in pair)]
         return [*values, self.constant, self.slope]
 
 
 def candidates_sql(query: CandidateQuery, where: str, mark: str, *, first_pass: bool,
-                   collate: str = "") -> str:
+                   collate: str = "", given: int = 0, arrays: bool = False) -> str:
     """The candidate statement: params are ``query.head_params()``, then with ``first_pass``
-    the first-pass limit, then the filter's params, then the limit.
+    the first-pass limit, then the filter's params, then the limit. With ``given`` > 0 the
+    first pass is not computed but given: ``given`` (rowid, score) pairs, best first, passed
+    as ``query.head_params(pairs, arrays=arrays)`` (an in-memory copy of the postings
+    computed it); with ``arrays`` (PostgreSQL) as two arrays, so that the statement's text,
+    and the plan the server keeps for it, does not depend on how many there are.
 
     Rows: (id, length, score, instruction topic, term, tf), one per chosen memory and query
     term (tf NULL when the memory does not hold the term).
     """
     values = ", ".join([f"(CAST({mark} AS TEXT), CAST({mark} AS DOUBLE PRECISION))"]
                        * len(query.terms))
-    cap = f" ORDER BY score DESC, mt.memory_rowid LIMIT {mark}" if first_pass else ""
+    if given and arrays:
+        scored = (f"scored (r, score) AS (SELECT * FROM unnest(CAST({mark} AS BIGINT[]), "
+                  f"CAST({mark} AS DOUBLE PRECISION[]))), ")
+    elif given:
+        pairs = ", ".join([f"(CAST({mark} AS BIGINT), CAST({mark} AS DOUBLE PRECISION))"]
+                          * given)
+        scored = f"scored (r, score) AS (VALUES {pairs}), "
+    else:
+        cap = f" ORDER BY score DESC, mt.memory_rowid LIMIT {mark}" if first_pass else ""
+        scored = ("scored AS (SELECT mt.memory_rowid AS r, "
+                  f"SUM(q.w * mt.tf / (mt.tf + {mark} + {mark} * mt.length)) AS score "
+                  f"FROM q JOIN memory_terms mt ON mt.term = q.term "
+                  f"GROUP BY mt.memory_rowid{cap}), ")
     return (
         f"WITH q (term, w) AS (VALUES {values}), "
-        "scored AS (SELECT mt.memory_rowid AS r, "
-        f"SUM(q.w * mt.tf / (mt.tf + {mark} + {mark} * mt.length)) AS score "
-        f"FROM q JOIN memory_terms mt ON mt.term = q.term GROUP BY mt.memory_rowid{cap}), "
+        + scored +
         "picked AS (SELECT m.rowid AS r, m.id AS id, m.term_count AS length, s.score AS score, "
         "m.instruction_topic AS topic "
         f"FROM scored s JOIN memories m ON m.rowid = s.r WHERE {where} "

@@ -48,6 +48,7 @@ from memoryd.store.postgres.codec import COLUMNS, row_to_memory, to_db, to_vecto
 from memoryd.store.postgres.database import PostgresDatabase, split_url
 from memoryd.store.postgres.transfer import PostgresTransfer
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
+from memoryd.store.keyword_index import KeywordCache
 from memoryd.store.terms import INDEXED_FIELDS, TermChanges, apply_changes
 
 __all__ = ["PostgresStore", "split_url"]
@@ -65,14 +66,18 @@ class PostgresStore(Store):
     driver_errors = (psycopg.Error,)
 
     def __init__(self, url: str, *, ef_search: int = 128, create: bool = True,
-                 pool_min: int | None = None, pool_max: int | None = None) -> None:
+                 pool_min: int | None = None, pool_max: int | None = None,
+                 keyword_index: bool = True) -> None:
         db = PostgresDatabase(url, ef_search=ef_search, create=create, pool_min=pool_min,
                               pool_max=pool_max)
         super().__init__(db, assign=domains.assign, transfer=PostgresTransfer(db))
         #: The PostgreSQL schema holding the store's tables (``?schema=`` of the URL).
         self.schema = db.schema
+        self.keyword_cache = KeywordCache(db, enabled=keyword_index)
+        self.keyword_cache.open()
 
     def close(self) -> None:
+        self.keyword_cache.close()
         self.db.close()
 
     def health(self) -> dict[str, Any]:

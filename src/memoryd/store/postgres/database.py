@@ -157,6 +157,9 @@ class PostgresDatabase(Database):
         except psycopg.OperationalError as exc:
             raise StoreError(f"PostgreSQL at {self.masked_url} failed: {exc}") from exc
 
+    def in_transaction(self) -> bool:
+        return getattr(self._local, "conn", None) is not None
+
     @contextmanager
     def write(self, *, lock: bool = True) -> Iterator[psycopg.Cursor[Any]]:
         """One write transaction; ``lock`` serialises it with other history writers.

@@ -25,6 +25,7 @@ from memoryd.errors import MemoryNotFound, StoreError
 from memoryd.models import Memory, SchedulingState, SearchFilters, StoreStats, VectorHit
 from memoryd.store import policy
 from memoryd.store.base import Actor, Store
+from memoryd.store.keyword_index import KeywordCache
 from memoryd.store.change import Recorded
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 from memoryd.store.sqlite import domains
@@ -67,18 +68,22 @@ class SQLiteStore(Store):
     driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: Path | str, *, hnsw_threshold: int = 20_000, ef_search: int = 128,
-                 create: bool = True) -> None:
+                 create: bool = True, keyword_index: bool = True) -> None:
         db = SQLiteDatabase(path, create=create)
         #: The in-memory vector index, shared with the transfer part.
         self.vector_cache = VectorCache(db, hnsw_threshold=hnsw_threshold, ef_search=ef_search)
+        #: The in-memory copy of the keyword postings (the first pass of keyword search).
+        self.keyword_cache = KeywordCache(db, enabled=keyword_index)
         super().__init__(db, assign=domains.assign,
                          transfer=SQLiteTransfer(db, self.vector_cache))
         self.path = db.path
         self.vector_cache.open(background=True)
+        self.keyword_cache.open(after=self.vector_cache.wait)
 
     def close(self) -> None:
         """Save the HNSW graph (if any) and close every connection."""
         self.vector_cache.save()
+        self.keyword_cache.close()
         self.db.close()
 
     def health(self) -> dict[str, Any]:

@@ -133,6 +133,9 @@ class SQLiteDatabase(Database):
         with self._write_lock:
             yield self.connection()
 
+    def in_transaction(self) -> bool:
+        return bool(getattr(self._local, "depth", 0))
+
     def on_commit(self, listener: CommitListener) -> None:
         """Call ``listener`` after every outermost commit."""
         self._listeners.append(listener)

@@ -80,6 +80,10 @@ class VectorCache:
         loader = self._loader
         return loader is None or not loader.is_alive()
 
+    def wait(self) -> None:
+        """Return once a load started by :meth:`open` has finished."""
+        self._wait()
+
     def _wait(self) -> None:
         loader = self._loader
         if loader is not None and loader is not threading.current_thread():

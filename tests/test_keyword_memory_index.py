@@ -1,0 +1,240 @@
+"""The in-memory copy of the keyword postings (memoryd.store.keyword_index), on both backends.
+
+It computes the keyword side's first pass instead of the SQL, so every test compares it with
+a store on the same file that asks the SQL (``keyword_index=False``): same candidates, same
+order, same scores, after writes of this process, of another process, and after a change it
+cannot follow (then it steps aside until it has been built again).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memoryd.config import Settings
+from memoryd.models import Memory, SchedulingState, SearchFilters
+from memoryd.opening import open_store
+from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1, Bm25Parameters
+from memoryd.retrieval.tokens import query_terms
+from memoryd.store.base import Actor, Store
+from memoryd.store.keywords import term_list
+from memoryd.store.sqlite import SQLiteStore
+from memoryd.store.terms import FIRST_PASS, CandidateQuery
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+ALL = SearchFilters()
+ACTOR = Actor("test")
+WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron "
+         "pi rho sigma tau upsilon phi chi psi omega").split()
+QUERIES = ("alpha", "omega psi", "kappa beta alpha", "rho rho tau", "Omega, CHI and the phi",
+           "gamma delta epsilon zeta eta", "nothing matches this")
+
+
+def make(content: str, **fields: Any) -> Memory:
+    return Memory(id=fields.pop("id", None) or str(uuid.uuid4()), content=content,
+                  created_at=NOW, updated_at=NOW, state=SchedulingState(last_review=NOW),
+                  **fields)
+
+
+def bulk(n: int, seed: int = 5) -> list[Memory]:
+    """``n`` memories of 3-12 words drawn with skewed frequencies (a few words are common)."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, len(WORDS) + 1)
+    weights /= weights.sum()
+    return [make(" ".join(rng.choice(WORDS, size=int(rng.integers(3, 13)), p=weights)),
+                 scope="project:x" if i % 10 == 0 else "user") for i in range(n)]
+
+
+@pytest.fixture
+def pair(backend: str, tmp_path: Path, request: pytest.FixtureRequest):
+    """(SQL store, in-memory store, URL) of one backend, one database holding FIRST_PASS + 100
+    memories."""
+    url = (f"sqlite:///{tmp_path / 'k.db'}" if backend == "sqlite"
+           else request.getfixturevalue("pg_database")())
+    sql = open_store(url, Settings(keyword_index=False))
+    sql.insert(bulk(FIRST_PASS + 100), None, ACTOR)
+    memory = open_store(url, Settings())
+    memory.keyword_cache.wait()
+    yield sql, memory, url
+    memory.close()
+    sql.close()
+
+
+def candidates(store: Store, query: str, filters: SearchFilters = ALL,
+               limit: int = 50) -> list[tuple[str, int, dict[str, int]]]:
+    pool = store.keyword_candidates(query_terms(query), filters, now=NOW, limit=limit)
+    return [(c.memory_id, c.length, dict(c.term_frequency))
+            for c in pool.candidates]
+
+
+def from_memory(store: Store, query: str) -> list[tuple[int, float]] | None:
+    """What the in-memory copy answers for the first pass (None: it steps aside)."""
+    terms = term_list(query_terms(query))
+    return store.keyword_cache.first_pass(
+        CandidateQuery.of(terms, store.corpus_stats(terms), 2.0, 1.0), FIRST_PASS)
+
+
+def ranking(store: Store, query: str, filters: SearchFilters = ALL,
+            limit: int = 50) -> list[tuple[float, str]]:
+    """(BM25 to 9 places, id) of the candidates, in the store's order; the score recomputed
+    from each candidate's length and counts by the pure module."""
+    terms = term_list(query_terms(query))
+    pool = store.keyword_candidates(terms, filters, now=NOW, limit=limit)
+    params = Bm25Parameters.of(terms, pool.stats, k1=DEFAULT_K1, b=DEFAULT_B)
+    return [(round(params.score(c), 9), c.memory_id) for c in pool.candidates]
+
+
+def assert_same(sql: Store, memory: Store, filters: SearchFilters = ALL, limit: int = 50) -> None:
+    """The same candidates in the same order, but for the order of equal scores (the SQL sums
+    a memory's terms in the order its rows come, so equal texts may differ in the last bit)."""
+    for query in QUERIES:
+        want, got = ranking(sql, query, filters, limit), ranking(memory, query, filters, limit)
+        assert [s for s, _ in got] == [s for s, _ in want], query
+        assert sorted(got) == sorted(want) or (  # ties cut at the limit may differ
+            [x for x in sorted(got) if x[0] > want[-1][0]]
+            == [x for x in sorted(want) if x[0] > want[-1][0]]), query
+
+
+def test_the_first_pass_from_memory_ranks_as_the_sql(pair) -> None:
+    sql, memory, _ = pair
+    assert memory.keyword_cache.ready
+    assert from_memory(memory, "omega psi")  # the memory path answers, not the SQL
+    assert_same(sql, memory)
+    for limit in (1, 10, FIRST_PASS + 50):
+        assert_same(sql, memory, limit=limit)
+
+
+def test_filters_that_leave_few_of_the_first_pass_rank_every_match(pair) -> None:
+    sql, memory, _ = pair
+    assert_same(sql, memory, SearchFilters(scope="project:x"))
+    assert_same(sql, memory, SearchFilters(node_types=["decision"]))  # none: empty
+
+
+def test_a_rare_term_is_never_dropped(pair) -> None:
+    sql, memory, _ = pair
+    rare = make("omega alpha beta zanzibar " + " ".join(f"pad{i}" for i in range(60)))
+    sql.insert([rare], None, ACTOR)
+    found = [c[0] for c in candidates(memory, "alpha zanzibar", limit=10)]
+    assert found[0] == rare.id  # the only memory holding the rare term, despite its length
+    assert_same(sql, memory)
+
+
+def test_it_follows_the_writes_of_this_process(pair) -> None:
+    sql, memory, _ = pair
+    added = make("psi psi psi omega")
+    memory.insert([added], None, ACTOR)
+    assert from_memory(memory, "psi")[0][0] == memory.db.rows(
+        f"SELECT rowid FROM memories WHERE id = {memory.db.mark}", (added.id,))[0][0]
+    assert_same(sql, memory)
+    memory.update(added.id, {"content": "tau tau upsilon"}, ACTOR)
+    assert added.id not in [c[0] for c in candidates(memory, "psi")]
+    assert added.id == candidates(memory, "tau upsilon")[0][0]
+    assert_same(sql, memory)
+    memory.delete(added.id, ACTOR)
+    assert added.id not in [c[0] for c in candidates(memory, "tau upsilon")]
+    assert from_memory(memory, "tau") is not None  # still in step: no rebuild needed
+    assert_same(sql, memory)
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from datetime import UTC, datetime
+    from memoryd.config import Settings
+    from memoryd.models import Memory, SchedulingState
+    from memoryd.opening import open_store
+    from memoryd.store.base import Actor
+    now = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+    store = open_store(sys.argv[1], Settings(keyword_index=False))
+    store.insert([Memory(id=sys.argv[2], content="quokka alpha", created_at=now,
+                         updated_at=now, state=SchedulingState(last_review=now))],
+                 None, Actor("other"))
+    if len(sys.argv) > 3:
+        store.delete(sys.argv[3], Actor("other"))
+    store.close()
+""")
+
+
+def test_it_follows_the_writes_of_another_process(pair) -> None:
+    sql, memory, url = pair
+    assert from_memory(memory, "alpha")
+    first = candidates(memory, "alpha")[0][0]
+    added = str(uuid.uuid4())
+    subprocess.run([sys.executable, "-c", WRITER, url, added], check=True)
+    assert added in [c[0] for c in candidates(memory, "quokka")]
+    assert from_memory(memory, "quokka") is not None  # caught up by the change sequence
+    assert_same(sql, memory)
+    # A deletion by another process: found in the change sequence, the memory's rowid from
+    # its id, and dropped; no new build needed.
+    subprocess.run([sys.executable, "-c", WRITER, url, str(uuid.uuid4()), first], check=True)
+    assert first not in [c[0] for c in candidates(memory, "alpha")]
+    assert from_memory(memory, "alpha") is not None
+    assert_same(sql, memory)
+
+
+def test_a_change_outside_the_change_sequence_makes_it_step_aside(pair) -> None:
+    sql, memory, _ = pair
+    victim = candidates(memory, "omega")[0][0]
+    mark = sql.db.mark
+    # What an import that keeps old sequence numbers looks like to the copy: rows change
+    # with no new entry in the history.
+    with sql.db.write() as tx:
+        rowid, length = tx.execute(f"SELECT rowid, term_count FROM memories WHERE id = {mark}",
+                                   (victim,)).fetchone()
+        terms = [r[0] for r in tx.execute(
+            f"SELECT term FROM memory_terms WHERE memory_rowid = {mark}", (rowid,)).fetchall()]
+        tx.execute(f"DELETE FROM memory_terms WHERE memory_rowid = {mark}", (rowid,))
+        tx.executemany(f"UPDATE term_stats SET df = df - 1 WHERE term = {mark}",
+                       [(t,) for t in terms])
+        tx.execute("UPDATE term_totals SET documents = documents - 1, "
+                   f"total_terms = total_terms - {mark} WHERE id = 1", (length,))
+        tx.execute(f"DELETE FROM memories WHERE rowid = {mark}", (rowid,))
+    assert from_memory(memory, "omega") is None
+    assert victim not in [c[0] for c in candidates(memory, "omega")]
+    memory.keyword_cache.wait()
+    assert from_memory(memory, "omega") is not None
+    assert_same(sql, memory)
+
+
+def test_inside_a_write_transaction_the_sql_answers(pair) -> None:
+    sql, memory, _ = pair
+    ghost = make("zebra zebra omega")
+    with pytest.raises(RuntimeError):
+        with memory.transaction():
+            memory.insert([ghost], None, ACTOR)
+            assert from_memory(memory, "zebra") is None  # must not take in uncommitted rows
+            assert candidates(memory, "zebra")[0][0] == ghost.id
+            raise RuntimeError("roll back")
+    assert candidates(memory, "zebra") == []
+    assert from_memory(memory, "zebra omega") is not None
+    kept = make("zebra omega")
+    memory.insert([kept], None, ACTOR)
+    assert [c[0] for c in candidates(memory, "zebra")] == [kept.id]
+    assert_same(sql, memory)
+
+
+def test_closing_while_it_loads_stops_the_load(tmp_path: Path) -> None:
+    path = tmp_path / "big.db"
+    seed = SQLiteStore(path, keyword_index=False)
+    seed.insert(bulk(3000, seed=9), None, ACTOR)
+    seed.close()
+    store = SQLiteStore(path)
+    store.close()
+    builder = store.keyword_cache._builder
+    assert builder is None or not builder.is_alive()
+    assert not store.keyword_cache.ready
+
+
+def test_the_setting_turns_it_off(tmp_path: Path) -> None:
+    import memoryd
+
+    with memoryd.open(f"sqlite:///{tmp_path / 'off.db'}", keyword_index=False) as mem:
+        assert not mem.store.keyword_cache.ready
+        assert mem.store.keyword_cache._builder is None
