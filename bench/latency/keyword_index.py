@@ -5,10 +5,11 @@
 
 Opens the store twice in one process, once with ``keyword_index=False`` (the SQL computes
 the first pass over every posting of the query terms) and once with the in-memory copy
-(:mod:`memoryd.store.sqlite.keyword_index`), and times, round after round with the order
+(:mod:`memoryd.store.keyword_index`), and times, round after round with the order
 flipped each round: the store's ``keyword_candidates`` (limit 50, the search path's pool)
 and ``Engine.search`` with the query vector given (hybrid, no access recording). Also: the
 copy's load time and size, and whether the two return the same candidates in the same order.
+Also ``Engine.search`` end to end (the query embedded), which the budgets name.
 ``--url`` takes any store URL (a PostgreSQL one too). Writes bench/results/<name>.{json,md}.
 """
 
@@ -62,6 +63,8 @@ def run(url: str, n_queries: int, rounds: int) -> dict[str, Any]:
             query_terms(queries[i]), filters, now=now, limit=50, k1=2.0, b=1.0),
         "search, query vector given": lambda e, i: e.search(
             queries[i], 10, query_vector=vectors[i], record_access=False),
+        "search end to end (query embedded)": lambda e, i: e.search(
+            queries[i], 10, record_access=False),
     }
     times: dict[str, dict[str, list[float]]] = {c: {v: [] for v in VARIANTS} for c in calls}
     medians: dict[str, dict[str, list[float]]] = {c: {v: [] for v in VARIANTS} for c in calls}

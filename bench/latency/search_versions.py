@@ -32,6 +32,9 @@ import memoryd
 url, queries = sys.argv[1], json.load(open(sys.argv[2]))
 with memoryd.open(url) as mem:
     mem.warm()
+    keyword_cache = getattr(mem.store, "keyword_cache", None)  # versions that keep one
+    if keyword_cache is not None:
+        keyword_cache.wait()  # what a long-running server has loaded
     for q in queries[:10]:
         mem.search(q, 10, record_access=False)
     print("ready", flush=True)
