@@ -159,23 +159,35 @@ def render(r: dict[str, Any]) -> str:
         ""])
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Time the steps and the real server; write results/cold_start.{json,md}."""
-    p = argparse.ArgumentParser(prog="python -m bench.scale.cold_start", description=__doc__)
+def version_arguments(prog: str, doc: str | None, name: str) -> argparse.ArgumentParser:
+    """The options of a bench that runs this version of ``memoryd serve`` against a previous
+    one on a large store."""
+    p = argparse.ArgumentParser(prog=prog, description=doc)
     p.add_argument("--store", type=Path, default=CACHE_DIR / "scale" / "sqlite-100000.db")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--previous", type=Path, help="src/ of the previous version")
     p.add_argument("--previous-ref", default="main", help="git ref to export when no --previous")
-    p.add_argument("--name", default="cold_start")
-    argv = sys.argv[1:] if argv is None else argv
-    args = p.parse_args(argv)
+    p.add_argument("--name", default=name)
+    return p
+
+
+def prepare_versions(args: argparse.Namespace, key_name: str
+                     ) -> tuple[int, str, dict[str, Path]]:
+    """The store's memory count, a read key for the servers, and each version's src/."""
     import memoryd
 
     with memoryd.open(f"sqlite:///{args.store}") as mem:
         memories = mem.store.count()
-        key = mem.admin.create_key("bench-cold-start", scopes=["read"]).secret
-    sources = {"previous": args.previous or export_ref(args.previous_ref),
-               "this": REPO_ROOT / "src"}
+        key = mem.admin.create_key(key_name, scopes=["read"]).secret
+    return memories, key, {"previous": args.previous or export_ref(args.previous_ref),
+                           "this": REPO_ROOT / "src"}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time the steps and the real server; write results/cold_start.{json,md}."""
+    p = version_arguments("python -m bench.scale.cold_start", __doc__, "cold_start")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    memories, key, sources = prepare_versions(args, "bench-cold-start")
     # Each version opens a copy of its own: what one writes beside the store when it closes
     # (the saved graph, and this version's saved vectors) must not decide how the other loads.
     stores = {v: _copy_store(args.store, CACHE_DIR / "work" / "cold_start" / v / args.store.name)

@@ -13,7 +13,6 @@ Results: results/serve_memory.{json,md}.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -22,9 +21,8 @@ from typing import Any
 
 import httpx
 
-from bench.common import CACHE_DIR, machine_info, md_table, write_results
-from bench.latency.ingest_versions import REPO_ROOT, export_ref
-from bench.scale.cold_start import _env, _free_port
+from bench.common import machine_info, md_table, write_results
+from bench.scale.cold_start import _env, _free_port, prepare_versions, version_arguments
 
 WORDS = ["deploy", "release", "database", "migration", "team", "owner", "meeting", "budget",
          "incident", "latency", "backup", "schedule", "customer", "design", "review", "policy",
@@ -99,22 +97,10 @@ def render(r: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Measure both versions; write results/serve_memory.{json,md}."""
-    p = argparse.ArgumentParser(prog="python -m bench.scale.serve_memory", description=__doc__)
-    p.add_argument("--store", type=Path, default=CACHE_DIR / "scale" / "sqlite-100000.db")
-    p.add_argument("--runs", type=int, default=5)
+    p = version_arguments("python -m bench.scale.serve_memory", __doc__, "serve_memory")
     p.add_argument("--searches", type=int, default=100)
-    p.add_argument("--previous", type=Path, help="src/ of the previous version")
-    p.add_argument("--previous-ref", default="main", help="git ref to export when no --previous")
-    p.add_argument("--name", default="serve_memory")
-    argv = sys.argv[1:] if argv is None else argv
-    args = p.parse_args(argv)
-    import memoryd
-
-    with memoryd.open(f"sqlite:///{args.store}") as mem:
-        memories = mem.store.count()
-        key = mem.admin.create_key("bench-serve-memory", scopes=["read"]).secret
-    sources = {"previous": args.previous or export_ref(args.previous_ref),
-               "this": REPO_ROOT / "src"}
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    memories, key, sources = prepare_versions(args, "bench-serve-memory")
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in sources}
     for i in range(args.runs):
