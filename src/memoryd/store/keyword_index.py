@@ -326,6 +326,7 @@ class KeywordCache:
         try:
             if after is not None:
                 after()
+            _check(self._closing)  # closed while it waited: a one-off command, say
             with self.db.read() as conn:
                 index = load(self.db, conn, self._closing)
                 documents, total = conn.execute(
