@@ -238,3 +238,19 @@ def test_the_setting_turns_it_off(tmp_path: Path) -> None:
     with memoryd.open(f"sqlite:///{tmp_path / 'off.db'}", keyword_index=False) as mem:
         assert not mem.store.keyword_cache.ready
         assert mem.store.keyword_cache._builder is None
+
+
+def test_a_failing_load_leaves_the_sql_answering(tmp_path: Path, monkeypatch) -> None:
+    from memoryd.errors import StoreError
+    from memoryd.store.keyword_index import KeywordCache
+
+    def fail(self: KeywordCache) -> int:
+        raise StoreError("the database went away")
+
+    monkeypatch.setattr(KeywordCache, "_seq_now", fail)
+    store = SQLiteStore(tmp_path / "f.db")
+    store.insert(bulk(50), None, ACTOR)
+    store.keyword_cache.wait()  # the thread ends without raising (pytest reports it if not)
+    assert not store.keyword_cache.ready
+    assert candidates(store, "alpha")  # the SQL path
+    store.close()

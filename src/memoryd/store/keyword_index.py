@@ -322,6 +322,8 @@ class KeywordCache:
         self._builder.start()
 
     def _build(self) -> None:
+        """Load a new index and put it in place (the thread a build runs on). It never
+        raises: when the load fails, the SQL path answers from then on."""
         after, self._after = self._after, None
         try:
             if after is not None:
@@ -331,16 +333,17 @@ class KeywordCache:
                 index = load(self.db, conn, self._closing)
                 documents, total = conn.execute(
                     "SELECT documents, total_terms FROM term_totals WHERE id = 1").fetchone()
+            release_free_memory()  # the text the postings were read as
+            unchanged = index.history_seq == self._seq_now()
         except InterruptedError:
             return
-        except Exception:  # the SQL path keeps answering; the next change tries again
+        except Exception:
             if not self._closing.is_set():
-                log.warning("could not load the keyword index", exc_info=True)
+                log.warning("could not load the keyword index; keyword search uses SQL",
+                            exc_info=True)
             return
-        release_free_memory()  # the text the postings were read as
         with self._lock:
-            if index.history_seq == self._seq_now() and (
-                    index.documents, index.total_terms) != (documents, total):
+            if unchanged and (index.documents, index.total_terms) != (documents, total):
                 # Nothing changed meanwhile and still the counts disagree: the store's totals
                 # are not what its rows say. Stay with SQL rather than build in a loop.
                 log.warning("keyword index disabled: term totals disagree with the postings")
