@@ -9,6 +9,7 @@ cannot follow (then it steps aside until it has been built again).
 from __future__ import annotations
 
 import subprocess
+import threading
 import sys
 import textwrap
 import uuid
@@ -221,9 +222,17 @@ def test_inside_a_write_transaction_the_sql_answers(pair) -> None:
 
 
 def test_closing_while_it_loads_stops_the_load(tmp_path: Path) -> None:
+    from memoryd.store.keyword_index import load
+
     path = tmp_path / "big.db"
     seed = SQLiteStore(path, keyword_index=False)
     seed.insert(bulk(3000, seed=9), None, ACTOR)
+    closing = threading.Event()
+    closing.set()
+    with seed.db.read() as conn:
+        with pytest.raises(InterruptedError):  # the flag close() sets ends a load under way
+            load(seed.db, conn, closing)
+        assert load(seed.db, conn, threading.Event()).documents == 3000
     seed.close()
     store = SQLiteStore(path)
     store.close()

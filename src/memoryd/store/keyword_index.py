@@ -7,7 +7,7 @@ is a few array operations over the same postings. What follows the first pass (t
 the order by score then id, each candidate's counts of the query terms) stays the store's
 SQL, so a search ranks exactly as the SQL-only path does, but for the order of memories
 whose scores differ in the last bit (:meth:`KeywordIndex.first_pass` sums a memory's terms
-in the query's order, as the SQL does).
+in the query's order; the SQL sums them in the order its rows come).
 
 The copy is kept in step with the tables from one place, :meth:`KeywordCache.first_pass`:
 before it answers, it reads the newest change sequence number (``history``), re-reads the
@@ -180,6 +180,11 @@ def load(db: Database, conn: Any, stop: threading.Event | None = None) -> Keywor
         lengths, ids = _read_memories(conn, stop)
     finally:
         conn.execute("COMMIT")
+    if len(rowids) and int(rowids.max()) >= len(lengths):
+        # A posting without its memory (the foreign key forbids it; never index past the end).
+        grown = np.full(int(rowids.max()) + 1, -1, dtype=lengths.dtype)
+        grown[: len(lengths)] = lengths
+        lengths = grown
     return KeywordIndex(slices, rowids, tfs, lengths, ids, int(seq))
 
 
