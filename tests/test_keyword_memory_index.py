@@ -222,7 +222,7 @@ def test_inside_a_write_transaction_the_sql_answers(pair) -> None:
 
 
 def test_closing_while_it_loads_stops_the_load(tmp_path: Path) -> None:
-    from memoryd.store.keyword_index import load
+    from memoryd.store.keyword_postings import load
 
     path = tmp_path / "big.db"
     seed = SQLiteStore(path, keyword_index=False)
@@ -263,3 +263,60 @@ def test_a_failing_load_leaves_the_sql_answering(tmp_path: Path, monkeypatch) ->
     assert not store.keyword_cache.ready
     assert candidates(store, "alpha")  # the SQL path
     store.close()
+
+
+def described(store: Store, memory_ids: list[str], query: str) -> list[tuple[str, int, dict[str, int], str | None]]:
+    """The store's term counts of the given memories (the vector side's question)."""
+    return [(c.memory_id, c.length, dict(c.term_frequency), c.topic)
+            for c in store.term_counts(memory_ids, term_list(query_terms(query)))]
+
+
+def test_term_counts_come_from_memory_as_the_sql_gives_them(pair) -> None:
+    sql, memory, url = pair
+    instruction = make("When I ask about alpha beta, answer with omega psi psi")
+    memory.insert([instruction], None, ACTOR)
+    stored = [r[0] for r in sql.db.rows("SELECT id FROM memories ORDER BY rowid LIMIT 120", ())]
+    ids = [*stored, instruction.id, str(uuid.uuid4())]  # the last one was never stored
+    for query in QUERIES:
+        assert described(memory, ids, query) == described(sql, ids, query), query
+    # Asked of the copy alone: every stored memory is answered there, with its topic.
+    held = memory.keyword_cache.term_counts(ids, ["alpha", "omega", "psi"])
+    assert held is not None and set(held) == set(ids[:-1])
+    assert held[instruction.id].topic == "alpha beta"
+    assert held[instruction.id].counts == {"alpha": 1, "omega": 1, "psi": 2}
+    # Written by another process since the copy last looked: caught up before answering.
+    added = str(uuid.uuid4())
+    subprocess.run([sys.executable, "-c", WRITER, url, added, ids[0]], check=True)
+    assert memory.keyword_cache.term_counts([added], ["quokka"])[added].counts == {"quokka": 1}
+    assert described(memory, [ids[0], added], "quokka alpha") == described(
+        sql, [ids[0], added], "quokka alpha")
+    assert ids[0] not in {c[0] for c in described(memory, [ids[0]], "alpha")}
+
+
+def test_a_rowid_taken_over_by_another_memory_is_not_read_as_the_old_one(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.db")
+    store.insert(bulk(20), None, ACTOR)
+    store.keyword_cache.wait()
+    last = make("omega omega omega")
+    store.insert([last], None, ACTOR)
+    assert store.keyword_cache.term_counts([last.id], ["omega"])[last.id].counts == {"omega": 3}
+    rowid = store.db.rows("SELECT rowid FROM memories WHERE id = ?", (last.id,))[0][0]
+    store.delete(last.id, ACTOR)
+    heir = make("alpha beta")  # SQLite gives the freed highest rowid to the next memory
+    store.insert([heir], None, ACTOR)
+    assert store.db.rows("SELECT rowid FROM memories WHERE id = ?", (heir.id,))[0][0] == rowid
+    held = store.keyword_cache.term_counts([last.id, heir.id], ["omega", "alpha"])
+    assert held is not None and set(held) == {heir.id}
+    assert held[heir.id].counts == {"alpha": 1}
+    store.close()
+
+
+def test_postings_sent_out_of_rowid_order_are_sorted_at_load() -> None:
+    from memoryd.store.keyword_postings import _sort_slices
+
+    slices = {"a": (0, 3), "b": (3, 7), "c": (7, 8)}
+    rowids = np.array([5, 2, 9, 1, 3, 4, 8, 6], dtype=np.int32)
+    tfs = np.array([50, 20, 90, 10, 30, 40, 80, 60], dtype=np.uint16)
+    _sort_slices(slices, rowids, tfs)
+    assert rowids.tolist() == [2, 5, 9, 1, 3, 4, 8, 6]
+    assert tfs.tolist() == [20, 50, 90, 10, 30, 40, 80, 60]  # each tf moved with its rowid

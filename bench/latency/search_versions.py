@@ -1,14 +1,19 @@
 """Search latency of two versions of memoryd on the same store, in the same run.
 
     .venv/bin/python -m bench.latency.search_versions --previous ../other-checkout/src
+    .venv/bin/python -m bench.latency.search_versions --previous-ref main \
+        --url postgresql://... --query-vector --name search_versions_pg
 
 Builds (or reuses) the scale bench's SQLite store of ``--size`` memories (bench/.cache/scale;
 ``--synthetic-beyond``: only that many texts are embedded, the rest get noisy copies of their
-vectors), then starts one worker process per version (``PYTHONPATH`` = its ``src``), each
-with the store open and the model loaded, and sends every query to both in turn, one query at
-a time, so load changes on a shared machine hit both alike. Each worker times
-``Engine.search(query, 10)`` end to end (the query embedded) in its own process. Reports p50 /
-p95 per version and their ratio. Writes bench/results/<name>.{json,md}.
+vectors), or opens the store at ``--url`` (any backend, already filled; the queries then
+come from the scale bench's corpus of ``--size``, as when it was built), then starts one
+worker process per version (``PYTHONPATH`` = its ``src``; ``--previous-ref`` exports a git
+ref), each with the store open and the model loaded, and sends every query to both in turn,
+one query at a time, so load changes on a shared machine hit both alike. Each worker times
+``Engine.search(query, 10)`` in its own process: end to end (the query embedded), or with
+``--query-vector`` given the query's vector, embedded beforehand. Reports p50 / p95 per
+version and their ratio. Writes bench/results/<name>.{json,md}.
 """
 
 from __future__ import annotations
@@ -29,9 +34,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKER = """
 import json, sys, time
 import memoryd
-url, queries = sys.argv[1], json.load(open(sys.argv[2]))
+url, queries, given = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3] == "1"
 with memoryd.open(url) as mem:
     mem.warm()
+    vectors = mem.embedder.embed(queries) if given else [None] * len(queries)
     keyword_cache = getattr(mem.store, "keyword_cache", None)  # versions that keep one
     if keyword_cache is not None:
         keyword_cache.wait()  # what a long-running server has loaded
@@ -41,14 +47,15 @@ with memoryd.open(url) as mem:
     for line in sys.stdin:
         i = int(line)
         t0 = time.perf_counter()
-        mem.search(queries[i], 10, record_access=False)
+        mem.search(queries[i], 10, query_vector=vectors[i], record_access=False)
         print((time.perf_counter() - t0) * 1000, flush=True)
 """
 
 
-def start(src: Path, url: str, queries_file: str) -> subprocess.Popen[str]:
+def start(src: Path, url: str, queries_file: str, given: bool) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    proc = subprocess.Popen([sys.executable, "-c", WORKER, url, queries_file], env=env,
+    proc = subprocess.Popen([sys.executable, "-c", WORKER, url, queries_file, str(int(given))],
+                            env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     if proc.stdout.readline().strip() != "ready":
@@ -71,26 +78,34 @@ def summary(times: list[float]) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.latency.search_versions")
-    p.add_argument("--previous", type=Path, required=True, help="src/ of the previous version")
+    previous = p.add_mutually_exclusive_group(required=True)
+    previous.add_argument("--previous", type=Path, help="src/ of the previous version")
+    previous.add_argument("--previous-ref", help="a git ref (exported) as the previous version")
+    p.add_argument("--url", help="an already filled store (any backend) instead of the SQLite one")
+    p.add_argument("--query-vector", action="store_true",
+                   help="give each search its query's vector (embedded beforehand)")
     p.add_argument("--size", type=int, default=100_000)
     p.add_argument("--synthetic-beyond", type=int, default=10_000)
     p.add_argument("--per-set", type=int, default=60)
     p.add_argument("--name", default="search_versions")
     args = p.parse_args(argv)
     from bench.latency.corpus import generate_queries
+    from bench.latency.ingest_versions import export_ref
     from bench.scale.run import build, corpus_and_vectors, url_for
     from memoryd.embed import OnnxEmbedder
 
     embedder = OnnxEmbedder.preset("minilm-int8")
     corpus, vectors = corpus_and_vectors(args.size, args.synthetic_beyond, embedder)
-    url = url_for("sqlite", args.size, None)
-    build("sqlite", url, corpus, vectors, embedder, False)
+    url = args.url or url_for("sqlite", args.size, None)
+    if not args.url:
+        build("sqlite", url, corpus, vectors, embedder, False)
     queries = [q for kind in ("short", "question", "long")
                for q, _ in generate_queries(corpus, args.per_set, kind)]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(queries, f)
-    versions = {"previous": args.previous.resolve(), "this": REPO_ROOT / "src"}
-    procs = {name: start(src, url, f.name) for name, src in versions.items()}
+    previous_src = args.previous.resolve() if args.previous else export_ref(args.previous_ref)
+    versions = {"previous": previous_src, "this": REPO_ROOT / "src"}
+    procs = {name: start(src, url, f.name, args.query_vector) for name, src in versions.items()}
     times: dict[str, list[float]] = {name: [] for name in procs}
     load_before = os.getloadavg()
     try:
@@ -102,17 +117,22 @@ def main(argv: list[str] | None = None) -> None:
         for proc in procs.values():
             proc.stdin.close()  # type: ignore[union-attr]
             proc.wait(timeout=60)
-    out: dict[str, Any] = {"size": args.size, "synthetic_beyond": args.synthetic_beyond,
+    backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
+    out: dict[str, Any] = {"backend": backend, "query_vector_given": args.query_vector,
+                           "previous_ref": args.previous_ref,
+                           "size": args.size, "synthetic_beyond": args.synthetic_beyond,
                            "queries": len(queries), "machine": machine_info(),
                            "load_before": load_before, "load_after": os.getloadavg(),
                            "versions": {k: str(v) for k, v in versions.items()},
                            "latency": {k: summary(v) for k, v in times.items()}}
     lat = out["latency"]
     out["ratio_p50_this_over_previous"] = round(lat["this"]["p50_ms"] / lat["previous"]["p50_ms"], 3)
-    md = [f"# Engine.search end to end: this version against the previous, same run", "",
-          f"SQLite, {args.size:,} memories (the first {args.synthetic_beyond:,} texts embedded, "
+    how = "query vector given" if args.query_vector else "end to end"
+    md = [f"# Engine.search {how}: this version against the previous, same run", "",
+          f"{backend}, {args.size:,} memories (the first {args.synthetic_beyond:,} texts embedded, "
           f"the rest noisy copies of their vectors), {len(queries)} queries (short, question, "
-          f"long), each sent to both versions in turn; load average before "
+          f"long), each sent to both versions in turn (previous: "
+          f"{args.previous_ref or previous_src}); load average before "
           f"{load_before[0]:.1f}, after {out['load_after'][0]:.1f} (2 cores, shared).", "",
           "| version | p50 ms | p95 ms |", "|---|---:|---:|",
           *[f"| {k} | {v['p50_ms']} | {v['p95_ms']} |" for k, v in lat.items()], "",

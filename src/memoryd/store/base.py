@@ -59,6 +59,7 @@ from memoryd.store.domains import Assignment, AssignStatement, Domains
 from memoryd.store.filters import LIST_ORDERS, where
 from memoryd.store.graph_files import GraphFiles
 from memoryd.store.keyword_index import KeywordCache
+from memoryd.store.keyword_postings import FirstPass
 from memoryd.store.terms import FIRST_PASS, CandidateQuery
 from memoryd.store.transfer import Transfer
 from memoryd.store.translate import _translating
@@ -271,12 +272,12 @@ class Store(ABC):
         return KeywordPool(stats, keywords.candidates(self.db, query, clause, params, limit,
                                                       first))
 
-    def _keyword_first_pass(self, query: CandidateQuery, limit: int
-                            ) -> list[tuple[int, float]] | None:
-        """The best ``limit`` (rowid, BM25) before the filters, from the copy of the postings
-        in memory (:mod:`memoryd.store.keyword_index`); None: the SQL computes them."""
+    def _keyword_first_pass(self, query: CandidateQuery, limit: int) -> FirstPass | None:
+        """The best ``limit`` (rowid, BM25) before the filters, each described, from the
+        copy of the postings in memory (:mod:`memoryd.store.keyword_index`); None: the SQL
+        computes them."""
         cache = self.keyword_cache
-        return cache.first_pass(query, limit) if cache is not None else None
+        return cache.described_first_pass(query, limit) if cache is not None else None
 
     def corpus_stats(self, terms: Sequence[str]) -> bm25.CorpusStats:
         """N, the average length and the df of each of ``terms`` (as the keyword side reads them)."""
@@ -289,7 +290,13 @@ class Store(ABC):
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return []
-        found = {c.memory_id: c for c in keywords.frequencies(self.db, ids, distinct)}
+        held = self.keyword_cache.term_counts(ids, distinct) if self.keyword_cache else None
+        found = {m: bm25.Candidate(m, d.length, d.counts, d.topic)
+                 for m, d in (held or {}).items()}
+        unknown = [i for i in ids if i not in found]
+        if unknown:  # no copy in memory, or memories it has not seen (yet)
+            found.update((c.memory_id, c) for c in keywords.frequencies(self.db, unknown,
+                                                                        distinct))
         return [found[i] for i in ids if i in found]
 
     def keyword_search(

@@ -12,6 +12,7 @@ from memoryd.store import terms
 
 if TYPE_CHECKING:
     from memoryd.store.database import Database
+    from memoryd.store.keyword_postings import FirstPass
 
 
 def corpus_stats(db: Database, words: list[str]) -> CorpusStats:
@@ -21,25 +22,29 @@ def corpus_stats(db: Database, words: list[str]) -> CorpusStats:
 
 
 def candidates(db: Database, query: terms.CandidateQuery, where: str, params: list[Any],
-               limit: int, first: Sequence[tuple[int, float]] | None = None) -> list[Candidate]:
+               limit: int, first: FirstPass | None = None) -> list[Candidate]:
     """The best ``limit`` memories passing ``where`` by BM25: a first pass over the best
-    ``FIRST_PASS`` (``first``, when a copy of the postings in memory computed it), and every
-    match when the filter leaves fewer than ``limit``."""
+    ``FIRST_PASS`` (``first``, when a copy of the postings in memory computed and described
+    them: the SQL then only filters), and every match when the filter leaves fewer than
+    ``limit``."""
     head = query.head_params()
     with db.read() as conn:
         if first is not None:
-            if not first:
+            if not first.pairs:
                 return []  # no memory holds a query term
             arrays = db.backend == "postgresql"
             rows = conn.execute(
-                terms.candidates_sql(query, where, db.mark, first_pass=True, collate=db.collate,
-                                     given=len(first), arrays=arrays),
-                [*query.head_params(first, arrays=arrays), *params, limit]).fetchall()
+                terms.given_sql(where, db.mark, collate=db.collate, given=len(first.pairs),
+                                arrays=arrays),
+                [*terms.given_params(first.pairs, arrays=arrays), *params, limit]).fetchall()
+            found = [Candidate(memory_id, first.described[rowid].length,
+                               first.described[rowid].counts, topic)
+                     for rowid, memory_id, topic in rows]
         else:
             rows = conn.execute(
                 terms.candidates_sql(query, where, db.mark, first_pass=True, collate=db.collate),
                 [*head, max(terms.FIRST_PASS, limit), *params, limit]).fetchall()
-        found = terms.candidates_from_rows(rows, scored=True)
+            found = terms.candidates_from_rows(rows, scored=True)
         if len(found) < limit:
             # The filter removed too many of the best matches: rank every allowed one.
             rows = conn.execute(

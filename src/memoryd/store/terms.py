@@ -254,48 +254,30 @@ class CandidateQuery:
         p = Bm25Parameters.of(terms, stats, k1=k1, b=b)
         return cls(tuple(p.weights), tuple(p.weights.values()), p.constant, p.slope)
 
-    def head_params(self, given: Sequence[tuple[int, float]] = (), *,
-                    arrays: bool = False) -> list[Any]:
-        """Parameters of the ``q`` values and the scoring expression (or of the ``given``
-        first pass, as pairs or as two ``arrays``: :func:`candidates_sql`), in SQL order."""
+    def head_params(self) -> list[Any]:
+        """Parameters of the ``q`` values and the scoring expression
+        (:func:`candidates_sql`), in SQL order."""
         values = [x for pair in zip(self.terms, self.weights) for x in pair]
-        if given and arrays:
-            return [*values, [r for r, _ in given], [s for _, s in given]]
-        if given:
-            return [*values, *(x for pair in given for x in pair)]
         return [*values, self.constant, self.slope]
 
 
 def candidates_sql(query: CandidateQuery, where: str, mark: str, *, first_pass: bool,
-                   collate: str = "", given: int = 0, arrays: bool = False) -> str:
+                   collate: str = "") -> str:
     """The candidate statement: params are ``query.head_params()``, then with ``first_pass``
-    the first-pass limit, then the filter's params, then the limit. With ``given`` > 0 the
-    first pass is not computed but given: ``given`` (rowid, score) pairs, best first, passed
-    as ``query.head_params(pairs, arrays=arrays)`` (an in-memory copy of the postings
-    computed it); with ``arrays`` (PostgreSQL) as two arrays, so that the statement's text,
-    and the plan the server keeps for it, does not depend on how many there are.
+    the first-pass limit, then the filter's params, then the limit.
 
     Rows: (id, length, score, instruction topic, term, tf), one per chosen memory and query
     term (tf NULL when the memory does not hold the term).
     """
     values = ", ".join([f"(CAST({mark} AS TEXT), CAST({mark} AS DOUBLE PRECISION))"]
                        * len(query.terms))
-    if given and arrays:
-        scored = (f"scored (r, score) AS (SELECT * FROM unnest(CAST({mark} AS BIGINT[]), "
-                  f"CAST({mark} AS DOUBLE PRECISION[]))), ")
-    elif given:
-        pairs = ", ".join([f"(CAST({mark} AS BIGINT), CAST({mark} AS DOUBLE PRECISION))"]
-                          * given)
-        scored = f"scored (r, score) AS (VALUES {pairs}), "
-    else:
-        cap = f" ORDER BY score DESC, mt.memory_rowid LIMIT {mark}" if first_pass else ""
-        scored = ("scored AS (SELECT mt.memory_rowid AS r, "
-                  f"SUM(q.w * mt.tf / (mt.tf + {mark} + {mark} * mt.length)) AS score "
-                  f"FROM q JOIN memory_terms mt ON mt.term = q.term "
-                  f"GROUP BY mt.memory_rowid{cap}), ")
+    cap = f" ORDER BY score DESC, mt.memory_rowid LIMIT {mark}" if first_pass else ""
     return (
         f"WITH q (term, w) AS (VALUES {values}), "
-        + scored +
+        "scored AS (SELECT mt.memory_rowid AS r, "
+        f"SUM(q.w * mt.tf / (mt.tf + {mark} + {mark} * mt.length)) AS score "
+        f"FROM q JOIN memory_terms mt ON mt.term = q.term "
+        f"GROUP BY mt.memory_rowid{cap}), "
         "picked AS (SELECT m.rowid AS r, m.id AS id, m.term_count AS length, s.score AS score, "
         "m.instruction_topic AS topic "
         f"FROM scored s JOIN memories m ON m.rowid = s.r WHERE {where} "
@@ -306,6 +288,38 @@ def candidates_sql(query: CandidateQuery, where: str, mark: str, *, first_pass: 
         "SELECT p.id, p.length, p.score, p.topic, q.term, (SELECT mt.tf FROM memory_terms mt "
         "WHERE mt.term = q.term AND mt.memory_rowid = p.r) AS tf FROM picked p CROSS JOIN q"
     )
+
+
+def given_sql(where: str, mark: str, *, given: int, collate: str = "",
+              arrays: bool = False) -> str:
+    """The best ``limit`` of a first pass computed elsewhere (an in-memory copy of the
+    postings) that pass ``where``: params are :func:`given_params` of the ``given`` (rowid,
+    score) pairs, then the filter's params, then the limit. With ``arrays`` (PostgreSQL) the
+    pairs come as two arrays, so that the statement's text, and the plan the server keeps
+    for it, does not depend on how many there are.
+
+    Rows: (rowid, id, instruction topic), best first (ties by id).
+    """
+    if arrays:
+        scored = (f"SELECT * FROM unnest(CAST({mark} AS BIGINT[]), "
+                  f"CAST({mark} AS DOUBLE PRECISION[]))")
+    else:
+        scored = "VALUES " + ", ".join(
+            [f"(CAST({mark} AS BIGINT), CAST({mark} AS DOUBLE PRECISION))"] * given)
+    return (
+        f"WITH scored (r, score) AS ({scored}) "
+        "SELECT m.rowid, m.id, m.instruction_topic FROM scored s "
+        f"JOIN memories m ON m.rowid = s.r WHERE {where} "
+        f"ORDER BY s.score DESC, m.id{collate} LIMIT {mark}"
+    )
+
+
+def given_params(pairs: Sequence[tuple[int, float]], *, arrays: bool = False) -> list[Any]:
+    """The parameters of :func:`given_sql`'s pairs."""
+    if arrays:  # as array literals: a few joins, where binding lists dumps each element
+        return ["{" + ",".join([str(r) for r, _ in pairs]) + "}",
+                "{" + ",".join([repr(s) for _, s in pairs]) + "}"]
+    return [x for pair in pairs for x in pair]
 
 
 def frequencies_sql(terms: Sequence[str], ids: Sequence[str], mark: str) -> str:

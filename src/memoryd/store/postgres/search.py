@@ -29,11 +29,15 @@ def nearest(db: PostgresDatabase, vector: np.ndarray, filters: SearchFilters, no
         f"WHERE m.embedding IS NOT NULL AND {clause} ORDER BY distance LIMIT %s) "
         "SELECT id, 1 - distance FROM hits ORDER BY distance"
     )
+    args = [to_vector(vector), *params, limit]
     try:
-        with db.read() as conn, conn.transaction():
-            if limit > db.ef_search:
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(limit),))
-            rows = conn.execute(statement, [to_vector(vector), *params, limit]).fetchall()
+        with db.read() as conn:
+            if limit > db.ef_search:  # a wider search for this statement alone
+                with conn.transaction():
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(limit),))
+                    rows = conn.execute(statement, args).fetchall()
+            else:  # no transaction: BEGIN and COMMIT would be two more round trips
+                rows = conn.execute(statement, args).fetchall()
     except psycopg.errors.DataException as exc:
         raise StoreError(f"vector search failed: {exc}") from exc
     return [VectorHit(memory_id=r[0], similarity=float(r[1])) for r in rows]
