@@ -177,12 +177,10 @@ def render(r: dict[str, Any]) -> str:
                     for v in ("previous", "this")) + ".", "",
         "`search_hybrid` ranks keyword and vector candidates; `search_keyword` keyword "
         "candidates only. Both embed the query (the answer score needs its cosines), one "
-        "inference at a time on the shared cores. The previous version writes the access "
-        "recording of each search (a session mark and the states: two write transactions) on "
-        "the request path; this one queues it for a background writer that writes up to 256 "
-        "searches per transaction. A difference of the returned and recorded counts is "
-        "retrievals lost to concurrent searches of the same memory writing states read "
-        "before the other's write.", ""])
+        "inference at a time on the shared cores. A difference of the returned and recorded "
+        "counts is retrievals lost to concurrent searches of the same memory writing states "
+        "read before the other's write.", "",
+        *([f"What differs between the versions: {r['what']}", ""] if r.get("what") else [])])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -195,6 +193,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seconds", type=float, default=12.0)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--name", default="throughput_versions")
+    p.add_argument("--what", default="", help="what differs between the versions (for the report)")
     argv = sys.argv[1:] if argv is None else argv
     args = p.parse_args(argv)
     log = print
@@ -228,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
         "command": "python -m bench.throughput.versions " + " ".join(argv),
         "previous": str(args.previous or args.previous_ref), "memories": args.memories,
         "clients": clients, "seconds": args.seconds, "rounds": args.rounds,
-        "machine": machine_info(),
+        "what": args.what, "machine": machine_info(),
         "load_1m": [s["load_1m_before"] for by_case in samples.values()
                     for runs in by_case.values() for s in runs],
         "access_recorded": {v: {"returned": returned[v], "recorded": access_total(stores[v]) - before[v]}
