@@ -22,8 +22,10 @@ page cache; it is not counted.
   engine, the key check, waiting for the vector index, and loading the embedding model
   (one inference).
 * **serve**: the real ``memoryd serve``, polled every 20 ms: when ``/health`` first answers,
-  whatever it answers (the port listens: 200, or 503 while the app is still being built), when ``/readyz`` first says ready, and when the first hybrid search
-  is answered.
+  whatever it answers (the port listens: 200, or 503 while the app is still being built),
+  when ``/readyz`` first says ready (and the CPU seconds the process had used by then, all
+  its threads: on a shared machine a steadier measure of the work than the wall clock), and
+  when the first hybrid search is answered.
 
 Results: results/cold_start.{json,md}.
 """
@@ -119,6 +121,7 @@ def serve(store: Path, key: str, src: Path) -> dict[str, float]:
                     out["listening"] = round(time.perf_counter() - t0, 3)
                 if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                     out["ready"] = round(time.perf_counter() - t0, 3)
+                    out["cpu_at_ready"] = _cpu_seconds(proc.pid)
             except httpx.HTTPError:
                 pass
             time.sleep(0.02)
@@ -129,6 +132,13 @@ def serve(store: Path, key: str, src: Path) -> dict[str, float]:
         proc.terminate()
         proc.wait(60)
     return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far: the work a start
+    took, which depends much less on what else the machine runs than the wall clock."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
 
 
 def _copy_store(store: Path, target: Path) -> Path:
@@ -160,7 +170,8 @@ def render(r: dict[str, Any]) -> str:
         md_table(["step", "previous", "this"],
                  [[n, m["previous"]["steps"][n], m["this"]["steps"][n]] for n in step_names]),
         "", "`memoryd serve`, seconds from spawning the process until it listens (`/health` "
-        "answers, 200 or 503 starting), is ready (`/readyz` 200) and answers a first hybrid search:", "",
+        "answers, 200 or 503 starting), is ready (`/readyz` 200) and answers a first hybrid "
+        "search, and the CPU seconds it had used when it was ready (all its threads):", "",
         md_table(["moment", "previous", "this"],
                  [[n, m["previous"]["serve"][n], m["this"]["serve"][n]] for n in serve_names]),
         ""])
@@ -193,7 +204,8 @@ def prepare_versions(args: argparse.Namespace, key_name: str
 def main(argv: list[str] | None = None) -> None:
     """Time the steps and the real server; write results/cold_start.{json,md}."""
     p = version_arguments("python -m bench.scale.cold_start", __doc__, "cold_start")
-    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = p.parse_args(argv)
     memories, key, sources = prepare_versions(args, "bench-cold-start")
     # Each version opens a copy of its own: what one writes beside the store when it closes
     # (the saved graph, and this version's saved vectors) must not decide how the other loads.
