@@ -38,8 +38,8 @@ def pause_garbage_collection() -> None:
 
     Starting allocates a few hundred thousand objects that live as long as the process
     (modules, classes, pydantic schemas, routes) and almost no cycles; every collection
-    meanwhile walks them all again for nothing: about a sixth of the start's CPU time
-    (bench/results/cold_start.md).
+    meanwhile walks them all again for nothing: about 15% of the CPU time of importing the
+    server's modules and building the app.
     """
     gc.disable()
 
