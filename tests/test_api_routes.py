@@ -423,3 +423,24 @@ def test_unknown_or_repeated_query_parameters_are_422_not_ignored(admin: httpx.C
     assert admin.get("/api/v1/stats").status_code == 200
     listed = admin.get("/api/v1/memories", params={"limit": 1000}).json()["items"]
     assert not any("scope came in the query" in m["content"] for m in listed)
+
+
+def test_the_error_responses_of_every_route_share_one_field() -> None:
+    """FastAPI would build a response field (a pydantic TypeAdapter) per route and status:
+    several hundred; the routes share one (what the OpenAPI document shows is pinned by
+    tests/test_surface_snapshot.py)."""
+    from fastapi.routing import APIRoute
+
+    from memoryd.api.app import create_app
+    from memoryd.api.errors import ErrorEnvelope
+    from memoryd.api.routes import operation_id
+    from memoryd.config import Settings
+
+    app = create_app(lambda: None, Settings())  # type: ignore[arg-type,return-value]
+    ids = {operation_id(b) for b in BINDINGS}
+    routes = [r for r in app.routes if isinstance(r, APIRoute) and r.operation_id in ids]
+    assert len(routes) == len(BINDINGS)
+    fields = [f for r in routes for f in r.response_fields.values()]
+    assert len(fields) > 5 * len(routes)  # every status each route documents
+    assert len({id(f) for f in fields}) == 1
+    assert all(r.responses[s]["model"] is ErrorEnvelope for r in routes for s in r.response_fields)

@@ -114,13 +114,36 @@ def test_a_request_that_waits_too_long_gets_503_with_retry_after() -> None:
     assert events == ["started", "stopped"]  # a build under way finishes, then stops
 
 
+def test_on_started_is_told_once_the_apps_lifespan_has_started() -> None:
+    events: list[str] = []
+    gate, build = _gated(events)
+    told: list[list[str]] = []
+    app = StartingApp(build, on_started=lambda: told.append(list(events)))
+    server, thread, url = _serve(app)
+    try:
+        assert httpx.get(f"{url}/readyz", timeout=5).status_code == 503
+        time.sleep(0.2)
+        assert told == []  # not while the app is being built
+        gate.set()
+        deadline = time.monotonic() + 30
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert told == [["started"]]  # after the app's own lifespan started, once
+        assert app.started and httpx.get(f"{url}/hello", timeout=5).status_code == 200
+    finally:
+        gate.set()
+        _stop(server, thread)
+    assert len(told) == 1
+
+
 def test_a_failed_build_is_reported_and_every_request_gets_503() -> None:
     failures: list[BaseException] = []
 
     def build() -> FastAPI:
         raise ValueError("no app today")
 
-    app = StartingApp(build, on_failure=failures.append)
+    started: list[bool] = []
+    app = StartingApp(build, on_failure=failures.append, on_started=lambda: started.append(True))
     server, thread, url = _serve(app)
     try:
         deadline = time.monotonic() + 10
@@ -130,7 +153,7 @@ def test_a_failed_build_is_reported_and_every_request_gets_503() -> None:
         answer = httpx.get(f"{url}/hello", timeout=10)
         assert answer.status_code == 503 and "failed to start" in answer.json()["error"]
         assert httpx.get(f"{url}/readyz", timeout=5).status_code == 503
-        assert not app.started
+        assert not app.started and started == []
     finally:
         _stop(server, thread)
 

@@ -11,6 +11,10 @@ every run:
 
 Each version opens a copy of the store of its own (with the files beside it), so that what
 one version saves beside the store when it closes does not decide how the other loads.
+Python's bytecode is cached, as ``pip install`` leaves it (under bench/.cache/pycache, whatever
+PYTHONDONTWRITEBYTECODE says: without it every start compiles memoryd's source again, about
+0.6 s more), and one start of each version before the timed ones compiles it and warms the
+page cache; it is not counted.
 
 * **steps**: a worker times, one after another, importing the server's modules, opening
   the store (schema check and the in-memory vector index: the table's vectors read and
@@ -18,8 +22,10 @@ one version saves beside the store when it closes does not decide how the other 
   engine, the key check, waiting for the vector index, and loading the embedding model
   (one inference).
 * **serve**: the real ``memoryd serve``, polled every 20 ms: when ``/health`` first answers,
-  whatever it answers (the port listens: 200, or 503 while the app is still being built), when ``/readyz`` first says ready, and when the first hybrid search
-  is answered.
+  whatever it answers (the port listens: 200, or 503 while the app is still being built),
+  when ``/readyz`` first says ready (and the CPU seconds the process had used by then, all
+  its threads: on a shared machine a steadier measure of the work than the wall clock), and
+  when the first hybrid search is answered.
 
 Results: results/cold_start.{json,md}.
 """
@@ -74,8 +80,10 @@ print(json.dumps(out))
 
 
 def _env(store: Path, src: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
-    env.update(PYTHONPATH=str(src), MEMORYD_HOME=str(CACHE_DIR / "work" / "cold_start"),
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MEMORYD_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(src), PYTHONPYCACHEPREFIX=str(CACHE_DIR / "pycache"),
+               MEMORYD_HOME=str(CACHE_DIR / "work" / "cold_start"),
                MEMORYD_STORE_URL=f"sqlite:///{store}",
                MEMORYD_CONFIG=str(CACHE_DIR / "no-such-config.toml"))
     return env
@@ -113,6 +121,7 @@ def serve(store: Path, key: str, src: Path) -> dict[str, float]:
                     out["listening"] = round(time.perf_counter() - t0, 3)
                 if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                     out["ready"] = round(time.perf_counter() - t0, 3)
+                    out["cpu_at_ready"] = _cpu_seconds(proc.pid)
             except httpx.HTTPError:
                 pass
             time.sleep(0.02)
@@ -123,6 +132,13 @@ def serve(store: Path, key: str, src: Path) -> dict[str, float]:
         proc.terminate()
         proc.wait(60)
     return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far: the work a start
+    took, which depends much less on what else the machine runs than the wall clock."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
 
 
 def _copy_store(store: Path, target: Path) -> Path:
@@ -148,12 +164,14 @@ def render(r: dict[str, Any]) -> str:
         f"Run {r['started']} (`{r['command']}`) on {r['machine']['cpus']} CPUs shared with "
         f"other work (1-minute load average {min(r['load_1m']):.1f}-{max(r['load_1m']):.1f}); "
         f"{r['runs_each']} fresh processes per version, the order flipped every run, medians; "
-        f"the page cache is warm. Previous: `{r['previous']}`.", "",
+        "the page cache is warm and Python's bytecode cached (one untimed start of each "
+        f"version first). Previous: `{r['previous']}`.", "",
         "Steps, one after another in one process (seconds):", "",
         md_table(["step", "previous", "this"],
                  [[n, m["previous"]["steps"][n], m["this"]["steps"][n]] for n in step_names]),
         "", "`memoryd serve`, seconds from spawning the process until it listens (`/health` "
-        "answers, 200 or 503 starting), is ready (`/readyz` 200) and answers a first hybrid search:", "",
+        "answers, 200 or 503 starting), is ready (`/readyz` 200) and answers a first hybrid "
+        "search, and the CPU seconds it had used when it was ready (all its threads):", "",
         md_table(["moment", "previous", "this"],
                  [[n, m["previous"]["serve"][n], m["this"]["serve"][n]] for n in serve_names]),
         ""])
@@ -186,12 +204,16 @@ def prepare_versions(args: argparse.Namespace, key_name: str
 def main(argv: list[str] | None = None) -> None:
     """Time the steps and the real server; write results/cold_start.{json,md}."""
     p = version_arguments("python -m bench.scale.cold_start", __doc__, "cold_start")
-    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = p.parse_args(argv)
     memories, key, sources = prepare_versions(args, "bench-cold-start")
     # Each version opens a copy of its own: what one writes beside the store when it closes
     # (the saved graph, and this version's saved vectors) must not decide how the other loads.
     stores = {v: _copy_store(args.store, CACHE_DIR / "work" / "cold_start" / v / args.store.name)
               for v in sources}
+    for version, src in sources.items():  # compile the bytecode, warm the page cache
+        steps(stores[version], src)
+        serve(stores[version], key, src)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in sources}
     load: list[float] = []

@@ -11,9 +11,11 @@ lifespan. Until that is done:
 * every other request waits for the real app, at most ``wait_seconds``, and then gets 503
   with ``Retry-After`` (a WebSocket is closed with 1013, "try again later"); never a 500.
 
-When building or starting the real app fails, every request gets that 503 and
-``on_failure`` is told (``memoryd serve`` then stops and exits 1 with the error). This module
-imports nothing but the standard library, so it costs nothing before the port listens.
+When the real app has started, ``on_started`` is told (``memoryd serve`` then turns the
+garbage collector back on). When building or starting the real app fails, every request gets
+that 503 and ``on_failure`` is told (``memoryd serve`` then stops and exits 1 with the
+error). This module imports nothing but the standard library, so it costs nothing before the
+port listens.
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ class StartingApp:
     hands every request to it."""
 
     def __init__(self, build: Callable[[], App], *, wait_seconds: float = 30.0,
-                 on_failure: Callable[[BaseException], None] | None = None) -> None:
+                 on_failure: Callable[[BaseException], None] | None = None,
+                 on_started: Callable[[], None] | None = None) -> None:
         self._build = build
         self._wait_seconds = wait_seconds
         self._on_failure = on_failure
+        self._on_started = on_started
         self._app: App | None = None
         self._failure: BaseException | None = None
         self._settled: asyncio.Event | None = None
@@ -94,6 +98,8 @@ class StartingApp:
             app = await asyncio.to_thread(self._build)
             await self._start_lifespan(app)
             self._app = app
+            if self._on_started is not None:
+                self._on_started()
         except BaseException as exc:  # noqa: BLE001 - reported, then the server stops
             self._failure = exc
             if self._on_failure is not None:

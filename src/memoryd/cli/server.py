@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import socket
 import threading
@@ -29,6 +30,18 @@ def prefer_single_thread_inference() -> None:
     throughput under 20 clients is about the same either way). Must run before torch loads.
     """
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def pause_garbage_collection() -> None:
+    """Turn the cyclic garbage collector off until the app has started (run_listening_first
+    turns it on again).
+
+    Starting allocates a few hundred thousand objects that live as long as the process
+    (modules, classes, pydantic schemas, routes) and almost no cycles; every collection
+    meanwhile walks them all again for nothing: about 15% of the CPU time of importing the
+    server's modules and building the app.
+    """
+    gc.disable()
 
 
 def with_bound_host(settings: Settings, bind_host: str) -> Settings:
@@ -110,6 +123,7 @@ def serve(
     ),
 ) -> None:
     """Run the HTTP server: REST API, gateway recall/capture, and MCP at /mcp."""
+    pause_garbage_collection()
     prefer_single_thread_inference()
     from memoryd.api.hosts import host_policy
     from memoryd.errors import NoKeysConfigured
@@ -151,7 +165,8 @@ def serve(
 
 def run_listening_first(engine: Engine, settings: Settings, sock: socket.socket) -> None:
     """Serve on ``sock`` at once (memoryd.api.starting) while the app is built on a worker
-    thread; exit 1 when building or starting it fails. The engine is closed on the way out."""
+    thread; exit 1 when building or starting it fails. The engine is closed on the way out.
+    The garbage collector is on again once the app has started."""
     import uvicorn
 
     from memoryd.api.starting import StartingApp
@@ -172,7 +187,7 @@ def run_listening_first(engine: Engine, settings: Settings, sock: socket.socket)
         failures.append(exc)
         server.should_exit = True
 
-    app = StartingApp(build, on_failure=failed)
+    app = StartingApp(build, on_failure=failed, on_started=gc.enable)
     server = uvicorn.Server(uvicorn.Config(app, log_level="info"))
     try:  # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal
         server.run(sockets=[sock])
