@@ -320,3 +320,23 @@ def test_postings_sent_out_of_rowid_order_are_sorted_at_load() -> None:
     _sort_slices(slices, rowids, tfs)
     assert rowids.tolist() == [2, 5, 9, 1, 3, 4, 8, 6]
     assert tfs.tolist() == [20, 50, 90, 10, 30, 40, 80, 60]  # each tf moved with its rowid
+
+
+def test_the_copy_waits_for_its_signal_and_closing_ends_the_wait(tmp_path: Path) -> None:
+    path = tmp_path / "u.db"
+    seed = SQLiteStore(path, keyword_index=False)
+    seed.insert(bulk(50), None, ACTOR)
+    seed.close()
+    go = threading.Event()
+    store = SQLiteStore(path, keyword_index_until=go)  # as `memoryd serve` opens it
+    store.keyword_cache.wait(0.3)
+    assert not store.keyword_cache.ready
+    assert candidates(store, "alpha")  # the SQL answers meanwhile
+    go.set()
+    store.keyword_cache.wait()
+    assert store.keyword_cache.ready and from_memory(store, "alpha")
+    store.close()
+    never = SQLiteStore(path, keyword_index_until=threading.Event())
+    never.close()  # returns: the build stops waiting when the store closes
+    assert not never.keyword_cache._builder.is_alive()
+    assert not never.keyword_cache.ready

@@ -133,7 +133,11 @@ def serve(
     host_policy(settings)  # a bad MEMORYD_ALLOWED_HOSTS entry: refused before anything runs
     bind_host = host or settings.host
     bind_port = settings.port if port is None else port
-    engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
+    # The in-memory keyword copy loads once the app has started: a ready server does not
+    # need it (searches use SQL until it is there), and it would compete for the CPU.
+    started = threading.Event()
+    engine = open_memory((ctx.obj or {}).get("store"), settings=settings,
+                         keyword_index_until=started)
     if not settings.allow_anonymous and not engine.admin.has_active_key():
         if first_key is None:
             engine.close()
@@ -160,13 +164,14 @@ def serve(
     warm_in_background(engine)
     shown = f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host
     console.print(f"memoryd serving on http://{shown}:{sock.getsockname()[1]} (MCP at /mcp)")
-    run_listening_first(engine, settings, sock)
+    run_listening_first(engine, settings, sock, started)
 
 
-def run_listening_first(engine: Engine, settings: Settings, sock: socket.socket) -> None:
+def run_listening_first(engine: Engine, settings: Settings, sock: socket.socket,
+                        started: threading.Event | None = None) -> None:
     """Serve on ``sock`` at once (memoryd.api.starting) while the app is built on a worker
     thread; exit 1 when building or starting it fails. The engine is closed on the way out.
-    The garbage collector is on again once the app has started."""
+    The garbage collector is on again once the app has started, and ``started`` set."""
     import uvicorn
 
     from memoryd.api.starting import StartingApp
@@ -187,7 +192,12 @@ def run_listening_first(engine: Engine, settings: Settings, sock: socket.socket)
         failures.append(exc)
         server.should_exit = True
 
-    app = StartingApp(build, on_failure=failed, on_started=gc.enable)
+    def on_started() -> None:
+        gc.enable()
+        if started is not None:
+            started.set()
+
+    app = StartingApp(build, on_failure=failed, on_started=on_started)
     server = uvicorn.Server(uvicorn.Config(app, log_level="info"))
     try:  # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal
         server.run(sockets=[sock])

@@ -54,17 +54,21 @@ class KeywordCache:
         self._broken = False  # a fresh build disagreed with the store's totals: stay off
         self._closing = threading.Event()
         self._after: Callable[[], Any] | None = None
+        self._until: threading.Event | None = None
 
     @property
     def ready(self) -> bool:
         """True when searches take their first pass from memory."""
         return self._index is not None
 
-    def open(self, after: Callable[[], Any] | None = None) -> None:
+    def open(self, after: Callable[[], Any] | None = None,
+             until: threading.Event | None = None) -> None:
         """Build the index on a thread of its own (searches use SQL until it is there), once
-        ``after`` returns (e.g. the vector index's load, which a search needs more)."""
+        ``after`` returns (e.g. the vector index's load, which a search needs more) and
+        ``until`` is set (e.g. when a server is ready: the copy is not needed for that, and
+        would compete with it for the CPU)."""
         if self.enabled:
-            self._after = after
+            self._after, self._until = after, until
             self._rebuild()
 
     def wait(self, timeout: float | None = None) -> None:
@@ -151,9 +155,12 @@ class KeywordCache:
         """Load a new index and put it in place (the thread a build runs on). It never
         raises: when the load fails, the SQL path answers from then on."""
         after, self._after = self._after, None
+        until, self._until = self._until, None
         try:
             if after is not None:
                 after()
+            while until is not None and not until.wait(0.05):
+                check_stop(self._closing)
             check_stop(self._closing)  # closed while it waited: a one-off command, say
             with self.db.read() as conn:
                 index = load(self.db, conn, self._closing)

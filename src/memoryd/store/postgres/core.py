@@ -26,6 +26,7 @@ base backups with WAL archiving) instead.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -67,14 +68,15 @@ class PostgresStore(Store):
 
     def __init__(self, url: str, *, ef_search: int = 128, create: bool = True,
                  pool_min: int | None = None, pool_max: int | None = None,
-                 keyword_index: bool = True) -> None:
+                 keyword_index: bool = True,
+                 keyword_index_until: threading.Event | None = None) -> None:
         db = PostgresDatabase(url, ef_search=ef_search, create=create, pool_min=pool_min,
                               pool_max=pool_max)
         super().__init__(db, assign=domains.assign, transfer=PostgresTransfer(db))
         #: The PostgreSQL schema holding the store's tables (``?schema=`` of the URL).
         self.schema = db.schema
         self.keyword_cache = KeywordCache(db, enabled=keyword_index)
-        self.keyword_cache.open()
+        self.keyword_cache.open(until=keyword_index_until)
 
     def close(self) -> None:
         self.keyword_cache.close()

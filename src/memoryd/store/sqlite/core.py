@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -68,7 +69,8 @@ class SQLiteStore(Store):
     driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: Path | str, *, hnsw_threshold: int = 20_000, ef_search: int = 128,
-                 create: bool = True, keyword_index: bool = True) -> None:
+                 create: bool = True, keyword_index: bool = True,
+                 keyword_index_until: threading.Event | None = None) -> None:
         db = SQLiteDatabase(path, create=create)
         #: The in-memory vector index, shared with the transfer part.
         self.vector_cache = VectorCache(db, hnsw_threshold=hnsw_threshold, ef_search=ef_search)
@@ -78,7 +80,7 @@ class SQLiteStore(Store):
                          transfer=SQLiteTransfer(db, self.vector_cache))
         self.path = db.path
         self.vector_cache.open(background=True)
-        self.keyword_cache.open(after=self.vector_cache.wait)
+        self.keyword_cache.open(after=self.vector_cache.wait, until=keyword_index_until)
 
     def close(self) -> None:
         """Save the HNSW graph (if any) and close every connection."""
