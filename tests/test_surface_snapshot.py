@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
-from memoryd.api.app import create_app
+from memoryd.serving.http import create_app
 from memoryd.config import Settings
 from memoryd.mcp.server import build_server
 from memoryd.operations import Caller

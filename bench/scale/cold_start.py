@@ -51,7 +51,7 @@ def lap(name):
     out[name] = round(now - t, 3)
     t = now
 import memoryd, uvicorn
-from memoryd.api.app import create_app
+from memoryd.serving.http import create_app
 from memoryd.config import Settings
 from memoryd.embed import make_embedder
 from memoryd.engine import Engine

@@ -44,7 +44,7 @@ import uvicorn
 import memoryd
 from bench.common import machine_info, md_table, raise_priority, summarize, write_results
 from memoryd import backup_manifest, keys
-from memoryd.api.app import HttpLimits, create_app
+from memoryd.serving.http import HttpLimits, create_app
 from memoryd.api.guards import ErrorBarrier, HostGuard
 from memoryd.api.json_body import parse_json_body
 from memoryd.api.limits import BodyTimeoutMiddleware, StreamCapMiddleware

@@ -6,7 +6,7 @@ import errno
 import os
 import socket
 import threading
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -111,12 +111,12 @@ def serve(
 ) -> None:
     """Run the HTTP server: REST API, gateway recall/capture, and MCP at /mcp."""
     prefer_single_thread_inference()
-    from memoryd.api.hosts import host_policy
     from memoryd.errors import NoKeysConfigured
     from memoryd.opening import open as open_memory
+    from memoryd.serving.listening import check_hosts, run_listening_first
 
     settings = Settings(**({"mcp_tools": tools} if tools else {}))
-    host_policy(settings)  # a bad MEMORYD_ALLOWED_HOSTS entry: refused before anything runs
+    check_hosts(settings)  # a bad MEMORYD_ALLOWED_HOSTS entry: refused before anything runs
     bind_host = host or settings.host
     bind_port = settings.port if port is None else port
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings)
@@ -146,43 +146,9 @@ def serve(
     warm_in_background(engine)
     shown = f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host
     console.print(f"memoryd serving on http://{shown}:{sock.getsockname()[1]} (MCP at /mcp)")
-    run_listening_first(engine, settings, sock)
-
-
-def run_listening_first(engine: Engine, settings: Settings, sock: socket.socket) -> None:
-    """Serve on ``sock`` at once (memoryd.api.starting) while the app is built on a worker
-    thread; exit 1 when building or starting it fails. The engine is closed on the way out."""
-    import uvicorn
-
-    from memoryd.api.starting import StartingApp
-
-    lifespan_ran: list[bool] = []
-    failures: list[BaseException] = []
-
-    def opened() -> Engine:
-        lifespan_ran.append(True)  # from here on the app's lifespan closes the engine
-        return engine
-
-    def build() -> Any:
-        from memoryd.api.app import create_app
-
-        return create_app(opened, settings)
-
-    def failed(exc: BaseException) -> None:
-        failures.append(exc)
-        server.should_exit = True
-
-    app = StartingApp(build, on_failure=failed)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="info"))
-    try:  # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass  # Ctrl-C after a clean shutdown: exit 0, as `uvicorn.run` does
-    finally:
-        if not lifespan_ran:
-            engine.close()
-    if failures:
-        typer.echo(f"error: the server could not start: {failures[0]}", err=True)
+    failure = run_listening_first(engine, settings, sock)
+    if failure is not None:
+        typer.echo(f"error: the server could not start: {failure}", err=True)
         raise typer.Exit(1)
 
 
