@@ -23,10 +23,10 @@ import uvicorn
 import memoryd
 from fastapi import FastAPI
 
-from memoryd.serving.http import HttpLimits, create_app
 from memoryd.config import Settings
 from memoryd.embed import Embedder
 from memoryd.engine import Engine
+from memoryd.serving.http import HttpLimits, create_app
 
 
 def free_port() -> int:

@@ -20,9 +20,9 @@ from fastapi.exceptions import RequestValidationError
 
 from memoryd.api import errors
 from memoryd.api.access_log import RedactQueryFilter, redact_query
-from memoryd.serving.http import HttpLimits, create_app
 from memoryd.config import Settings
 from memoryd.errors import InvalidInput
+from memoryd.serving.http import HttpLimits, create_app
 
 MCP_INIT = {
     "jsonrpc": "2.0",
