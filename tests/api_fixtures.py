@@ -1,6 +1,6 @@
 """Fixtures for the HTTP and MCP tests: a real uvicorn server on 127.0.0.1 in a thread.
 
-``LiveServer`` runs ``memoryd.api.app.create_app`` under uvicorn on a free port with a
+``LiveServer`` runs ``memoryd.serving.http.create_app`` under uvicorn on a free port with a
 real store (SQLite in a temp dir, or a PostgreSQL URL) and the session's real embedding
 model. Keys are made with ``memoryd.keys`` before start (the app refuses to start without
 one unless anonymous access is on).
@@ -23,10 +23,10 @@ import uvicorn
 import memoryd
 from fastapi import FastAPI
 
-from memoryd.api.app import HttpLimits, create_app
 from memoryd.config import Settings
 from memoryd.embed import Embedder
 from memoryd.engine import Engine
+from memoryd.serving.http import HttpLimits, create_app
 
 
 def free_port() -> int:

@@ -289,7 +289,7 @@ def test_app_refuses_to_start_without_keys(shared_embedder, tmp_path, monkeypatc
     import asyncio
 
     import memoryd
-    from memoryd.api.app import create_app
+    from memoryd.serving.http import create_app
 
     clean_env(monkeypatch, tmp_path)
     engine = memoryd.open(f"sqlite:///{tmp_path / 'm.db'}", embedder=shared_embedder)

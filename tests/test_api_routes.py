@@ -431,7 +431,7 @@ def test_the_error_responses_of_every_route_share_one_field() -> None:
     tests/test_surface_snapshot.py)."""
     from fastapi.routing import APIRoute
 
-    from memoryd.api.app import create_app
+    from memoryd.serving.http import create_app
     from memoryd.api.errors import ErrorEnvelope
     from memoryd.api.routes import operation_id
     from memoryd.config import Settings

@@ -24,8 +24,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import negative_data_rejection, status_code_conformance
 
-from memoryd.api.app import create_app
 from memoryd.config import Settings
+from memoryd.serving.http import create_app
 
 DEFAULT_EXAMPLES = 100  # schemathesis's (and hypothesis's) default max_examples
 # Examples per operation for each key: admin gets the default; read and write keys a share

@@ -20,7 +20,10 @@
     graphs);
 11. other systems' names (OpenClaw's, AgentOS's tools, Vestige's arguments) appear only in
     ``operations/dialects/``, whose modules translate and call memoryd's operations;
-12. a face imports no other face, except where one process serves several (pinned below);
+12. a face imports no other face: where one process serves several, the composition root
+    ``memoryd.serving`` (not a face) composes them, it is the only module outside the faces
+    that imports one, it reaches the engine as a face does, and only the CLI's commands that
+    start a server import it;
 13. ``models/`` imports nothing of ``graph/`` (the knowledge-graph model is ``models/kg.py``;
     ``graph/`` works on it), so the two packages do not import each other.
 """
@@ -48,7 +51,7 @@ PACKAGE = Path(memoryd.__file__).parent
 FACES = ("memoryd.api", "memoryd.mcp", "memoryd.cli", "memoryd.dashboard")
 FACE_MAY_IMPORT = (
     "memoryd.api", "memoryd.mcp", "memoryd.cli", "memoryd.dashboard", "memoryd.operations",
-    "memoryd.opening",
+    "memoryd.opening", "memoryd.serving",
     "memoryd.config", "memoryd.errors", "memoryd.models", "memoryd.keys", "memoryd.migrate",
     "memoryd.dates",
 )
@@ -75,14 +78,12 @@ DIALECT_TOOLS = ("memory_search", "memory_get", "memory_forget", "memory_store",
 # shape the dialect needs (a lookup where absence is no error, forgetting by query) and the
 # recall threshold. Everything else goes through memoryd's operations.
 DIALECT_ENGINE_CALLS = {"find", "forget", "settings"}
-# Where one process serves several faces: the HTTP app serves MCP (/mcp) and the dashboard
-# beside REST; the CLI's `serve` and `mcp` commands start those servers (`serve` checks the
-# host policy first and listens with the app that answers while the real one is built).
-FACE_COMPOSITION = {
-    "memoryd.api.app": {"memoryd.mcp.server", "memoryd.dashboard"},
-    "memoryd.cli.server": {"memoryd.api.app", "memoryd.api.hosts", "memoryd.api.starting"},
-    "memoryd.cli.mcp": {"memoryd.mcp.stdio"},
-}
+# Where one process serves several faces (the HTTP app: REST, MCP at /mcp and the dashboard;
+# MCP over stdio), the composition root puts them together. It is no face: faces import no
+# other face, and the root is the one module outside the faces that imports them.
+COMPOSITION_ROOT = "memoryd.serving"
+# Who starts the servers: the CLI's `serve` and `mcp` commands, and nothing else in memoryd.
+STARTS_SERVERS = {"memoryd.cli.server", "memoryd.cli.mcp"}
 
 
 def _modules() -> dict[str, Path]:
@@ -155,7 +156,7 @@ def test_only_the_engine_touches_the_store() -> None:
 
 def test_faces_reach_the_engine_only_through_operations() -> None:
     for name, path in MODULES.items():
-        if _within(name, FACES):
+        if _within(name, (*FACES, COMPOSITION_ROOT)):
             bad = {m for m in _imports(name, path, runtime_only=True)
                    if m != "memoryd" and not _within(m, FACE_MAY_IMPORT)}
             assert not bad, f"{name} imports {sorted(bad)}"
@@ -170,7 +171,7 @@ def test_pure_layers_are_pure() -> None:
 
 def test_nothing_below_the_faces_imports_a_face() -> None:
     for name, path in MODULES.items():
-        if not _within(name, FACES) and name != "memoryd.operations":
+        if not _within(name, (*FACES, COMPOSITION_ROOT)) and name != "memoryd.operations":
             bad = {m for m in _imports(name, path, runtime_only=True) if _within(m, FACES)}
             assert not bad, f"{name} imports {sorted(bad)}"
 
@@ -336,7 +337,24 @@ def test_a_face_imports_no_other_face() -> None:
                       if _within(m, FACES) and not _within(m, (face,))}
             if others:
                 crossing[name] = others
-    assert crossing == FACE_COMPOSITION
+    assert crossing == {}
+
+
+def test_only_the_composition_root_composes_faces() -> None:
+    """Outside the faces only the composition root imports a face (TYPE_CHECKING imports
+    included), it composes the HTTP and MCP faces (the CLI calls it, it does not call the
+    CLI), and only the CLI's commands that start a server import it."""
+    composing = {name for name, path in MODULES.items() if not _within(name, FACES)
+                 and any(_within(m, FACES) for m in _imports(name, path, runtime_only=False))}
+    assert composing and all(_within(name, (COMPOSITION_ROOT,)) for name in composing), composing
+    composed = {face for name in composing
+                for m in _imports(name, MODULES[name], runtime_only=False)
+                for face in FACES if _within(m, (face,))}
+    assert composed == {"memoryd.api", "memoryd.mcp", "memoryd.dashboard"}
+    starters = {name for name, path in MODULES.items() if not _within(name, (COMPOSITION_ROOT,))
+                and any(_within(m, (COMPOSITION_ROOT,))
+                        for m in _imports(name, path, runtime_only=False))}
+    assert starters == STARTS_SERVERS
 
 
 def test_models_do_not_import_the_graph_package() -> None:

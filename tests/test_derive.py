@@ -1,14 +1,18 @@
-"""Output views derived from the one model of a memory (models/derive.py: view)."""
+"""Models derived from the one model of a memory (models/derive.py): output views (view) and
+write inputs (settable, changes), from the fields of ``Memory`` marked ``Settable``."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Annotated, Any, Callable
 
 import pytest
-from pydantic import Field
+from pydantic import Field, ValidationError
 
-from memoryd.models import Memory, SearchHit
-from memoryd.models.derive import View, view
+from memoryd.engine import Engine
+from memoryd.models import Memory, MemoryFields, MemoryPatch, NewMemory, SearchHit
+from memoryd.models.derive import Settable, View, changes, settable, settable_fields, view
+from memoryd.models.memory import NULLABLE
 from memoryd.models.views import MemoryBrief, ViewNode
 from memoryd.operations.gateway import RecallItem
 from memoryd.operations.search import SearchItem
@@ -96,3 +100,105 @@ def test_every_field_of_a_memory_is_stored_on_both_backends(store: Store, embed)
     assert got is not None
     left = {"state", "seq", "embedding_model"}
     assert got.model_dump(exclude=left) == given.model_dump(exclude=left)
+
+
+# --- write inputs ---------------------------------------------------------------------
+Mood = Annotated[str, Field(max_length=20, description="How it felt.")]
+Weight = Annotated[int, Field(ge=0, le=9)]
+
+
+class Richer(Memory):
+    """A memory with two more fields callers set, one that may be empty and one that may not."""
+
+    mood: Annotated[str | None, Settable(Mood)] = None
+    weight: Annotated[int, Settable(Weight, description="How heavy.")] = 1
+
+
+def test_a_settable_field_added_to_the_memory_appears_in_the_write_inputs() -> None:
+    fields = settable(Richer, name="RicherFields")
+    patch = changes(Richer, name="RicherChanges")
+    for made in (fields, patch):
+        assert {"mood", "weight"} <= set(made.model_fields)
+    schema = fields.model_json_schema()["properties"]
+    assert schema["mood"]["anyOf"][0] == {"description": "How it felt.", "maxLength": 20,
+                                          "type": "string"}
+    assert (schema["weight"]["minimum"], schema["weight"]["maximum"]) == (0, 9)
+    assert (schema["weight"]["default"], schema["weight"]["description"]) == (1, "How heavy.")
+    assert fields(mood="glad").weight == 1  # the stored field's default
+    with pytest.raises(ValidationError, match="mood"):
+        fields(mood="x" * 21)
+    with pytest.raises(ValidationError, match="weight"):
+        fields(weight=10)
+    # A change: both optional; null clears the one a memory may lack, the schema offers no
+    # null for the other.
+    changed = patch.model_json_schema()["properties"]
+    assert {"type": "null"} in changed["mood"]["anyOf"]
+    assert (changed["weight"]["type"], changed["weight"]["maximum"]) == ("integer", 9)
+    assert patch(weight=3).model_dump(exclude_unset=True) == {"weight": 3}
+    with pytest.raises(ValidationError, match="mood"):
+        patch(mood="x" * 21)
+
+
+def test_the_write_inputs_are_the_memorys_settable_fields() -> None:
+    """MemoryFields, NewMemory and MemoryPatch take exactly the fields Memory marks, with
+    their input types; NULLABLE are the changeable ones a memory may lack."""
+    new, changed = settable_fields(Memory, new=True), settable_fields(Memory, changed=True)
+    assert list(MemoryFields.model_fields) == list(new)
+    assert set(NewMemory.model_fields) - set(new) == {"content", "created_at", "id", "embed_text"}
+    assert list(MemoryPatch.model_fields) == list(changed)
+    assert NULLABLE == {n for n in changed if Memory.model_fields[n].default is None}
+    with pytest.raises(ValidationError, match="importance"):
+        MemoryFields(importance=1.5)
+    with pytest.raises(ValidationError, match=r"tags\n.*cannot be null"):
+        MemoryPatch(tags=None)
+
+
+# A value of each settable field as a new memory carries it (None: a new one does not), and a
+# change to it (None: a change does not set it). A field added to Memory (with its migration)
+# needs a line here, and is then stored and read back below.
+SAMPLES: dict[str, tuple[Any, Any]] = {
+    "content": ("The launch went well.", "The launch went very well."),
+    "summary": ("Launch", "The launch"),
+    "node_type": ("event", "decision"),
+    "category": ("work", "release"),
+    "subcategory": ("release", "launch"),
+    "tags": (["launch"], ["launch", "q1"]),
+    "source": ("chat", "mail"),
+    "agent_id": ("a1", None),
+    "session_id": ("s1", None),
+    "scope": ("project:x", "project:y"),
+    "importance": (0.7, 0.2),
+    "severity": ("low", "high"),
+    "created_at": (NOW - timedelta(days=1), None),
+    "valid_from": (NOW, NOW + timedelta(days=1)),
+    "valid_until": (NOW + timedelta(days=2), NOW + timedelta(days=3)),
+    "superseded_by": (None, "other"),
+    "tier": (None, "cold"),
+    "metadata": ({"mood": "glad"}, {"mood": "calm"}),
+}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest, store_url: str,
+           open_mem: Callable[..., Engine]) -> Engine:
+    url = store_url if request.param == "sqlite" else request.getfixturevalue("pg_database")()
+    return open_mem(url)
+
+
+def test_every_settable_field_is_stored_and_read_back(engine: Engine) -> None:
+    """Through the write inputs: each field a new memory carries is stored as given, each a
+    change sets is changed, and each a change may clear is cleared (both backends)."""
+    assert set(SAMPLES) == set(settable_fields(Memory)), "give SAMPLES a value of each field"
+    other = engine.add("Another memory.")
+    given = {n: new for n, (new, _) in SAMPLES.items() if new is not None}
+    created = engine.add_many([NewMemory(**given)])[0]
+    got = engine.get(created.id)
+    assert {n: getattr(got, n) for n in given} == given
+    changed = {n: SAMPLES[n][1] for n in settable_fields(Memory, changed=True)}
+    changed["superseded_by"] = other.id
+    engine.update(created.id, **MemoryPatch(**changed).changes())
+    got = engine.get(created.id)
+    assert {n: getattr(got, n) for n in changed} == changed
+    engine.update(created.id, **MemoryPatch(**dict.fromkeys(NULLABLE)).changes())
+    got = engine.get(created.id)
+    assert {n: getattr(got, n) for n in NULLABLE} == dict.fromkeys(NULLABLE)

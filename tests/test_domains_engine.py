@@ -344,7 +344,7 @@ def test_importing_memoryd_does_not_load_the_clustering_libraries() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, memoryd, memoryd.operations, memoryd.cli.app, memoryd.api.app\n"
+    code = ("import sys, memoryd, memoryd.operations, memoryd.cli.app, memoryd.serving.http\n"
             "print([m for m in ('sklearn', 'scipy', 'hdbscan', 'umap') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -15,6 +15,7 @@ FORBIDDEN = (
     "memoryd.api",
     "memoryd.cli",
     "memoryd.mcp",
+    "memoryd.serving",
     "memoryd.gateway",
     "memoryd.retrieval",
     "memoryd.opening",

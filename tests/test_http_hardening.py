@@ -20,9 +20,9 @@ from fastapi.exceptions import RequestValidationError
 
 from memoryd.api import errors
 from memoryd.api.access_log import RedactQueryFilter, redact_query
-from memoryd.api.app import HttpLimits, create_app
 from memoryd.config import Settings
 from memoryd.errors import InvalidInput
+from memoryd.serving.http import HttpLimits, create_app
 
 MCP_INIT = {
     "jsonrpc": "2.0",
@@ -438,7 +438,7 @@ def test_query_strings_never_reach_the_access_log(server: LiveServer):
 
 
 def test_serve_accepts_the_address_it_was_bound_to():
-    from memoryd.api.app import host_policy
+    from memoryd.api.hosts import host_policy
     from memoryd.cli.server import with_bound_host
 
     for bound, host in (("10.0.0.5", "10.0.0.5:8765"), ("fe80::1", "[fe80::1]:8765")):

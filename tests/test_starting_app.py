@@ -1,4 +1,4 @@
-"""Listening before the app is built (memoryd.api.starting): /health and /readyz answer 503 at
+"""Listening before the app is built (memoryd.serving.starting): /health and /readyz answer 503 at
 once, other requests wait for the app (bounded) or get 503 with Retry-After, never a 500; the
 app's lifespan runs inside the server's. A real uvicorn server on 127.0.0.1, a real FastAPI
 app, and the real `memoryd serve` on a real store."""
@@ -19,7 +19,7 @@ import uvicorn
 from api_fixtures import free_port
 from fastapi import FastAPI
 
-from memoryd.api.starting import StartingApp
+from memoryd.serving.starting import StartingApp
 
 MEMORYD_BIN = Path(sys.executable).parent / "memoryd"
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
-from memoryd.api.app import create_app
 from memoryd.config import Settings
 from memoryd.mcp.server import build_server
 from memoryd.operations import Caller
+from memoryd.serving.http import create_app
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("MEMORYD_TEST_UPDATE_SNAPSHOTS") == "1"

@@ -34,9 +34,9 @@ from pydantic import ValidationError
 import memoryd
 from bench.common import machine_info, md_table, raise_priority, write_results
 from bench.security.run import HashEmbedder
-from memoryd.api.app import create_app
 from memoryd.config import Settings
 from memoryd.models import MemoryFields
+from memoryd.serving.http import create_app
 
 
 def _free_port() -> int:

@@ -57,11 +57,11 @@ def lap(name):
     out[name] = round(now - t, 3)
     t = now
 import memoryd, uvicorn
-from memoryd.api.app import create_app
 from memoryd.config import Settings
 from memoryd.embed import make_embedder
 from memoryd.engine import Engine
 from memoryd.opening import open_store
+from memoryd.serving.http import create_app
 lap("import")
 settings = Settings()
 store = open_store(sys.argv[1], settings)

@@ -44,13 +44,13 @@ import uvicorn
 import memoryd
 from bench.common import machine_info, md_table, raise_priority, summarize, write_results
 from memoryd import backup_manifest, keys
-from memoryd.api.app import HttpLimits, create_app
 from memoryd.api.guards import ErrorBarrier, HostGuard
 from memoryd.api.json_body import parse_json_body
 from memoryd.api.limits import BodyTimeoutMiddleware, StreamCapMiddleware
 from memoryd.cognition import secrets
 from memoryd.config import Settings
 from memoryd.embed import Embedder
+from memoryd.serving.http import HttpLimits, create_app
 
 GUARDS = (HostGuard, ErrorBarrier, BodyTimeoutMiddleware, StreamCapMiddleware)
 

@@ -23,9 +23,9 @@ import uvicorn
 import memoryd
 from bench.waits.env import scheduler
 from bench.waits.latency import CRITERIA, WRITER, delays
-from memoryd.api.app import create_app
 from memoryd.config import Settings
 from memoryd.embed import LocalEmbedder
+from memoryd.serving.http import create_app
 from memoryd.waits import WaitRequest, WaitStatus
 
 

@@ -1,10 +1,12 @@
-"""The FastAPI application: REST routes, gateway routes and MCP over Streamable HTTP at /mcp.
+"""The REST app: REST routes, gateway routes, health, and the HTTP middleware.
 
-One process, one engine: the REST routes and the MCP tools both call the operation
-registry on ``app.state.engine``. The lifespan opens the engine, refuses to start when
-no API key exists and anonymous access was not allowed explicitly, starts the
-smart waits of this host, runs the consolidation schedule (``consolidate_every_minutes``)
-and the MCP session manager (a mounted app's own lifespan would never run).
+The REST routes call the operation registry on ``app.state.engine``. The lifespan opens the
+engine, refuses to start when no API key exists and anonymous access was not allowed
+explicitly, starts the smart waits of this host, runs the consolidation schedule
+(``consolidate_every_minutes``) and whatever else must run while the app serves
+(``running``: the MCP session manager, when :mod:`memoryd.serving.http` adds MCP to this
+app; a mounted app's own lifespan would never run). The full HTTP server (this app, MCP at
+``/mcp`` and the dashboard) is composed by :mod:`memoryd.serving.http`.
 
 Middleware, outermost first: the error barrier (a clean 500 that keeps the connection),
 the Host/Origin guard (DNS rebinding, every route), the body size limit, the body read
@@ -15,17 +17,14 @@ authentication. See :mod:`memoryd.api.guards`, :mod:`memoryd.api.limits` and
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from mcp.server import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import BaseRoute
 
 from memoryd import __version__
 from memoryd.api import access_log, errors, openapi
@@ -35,9 +34,7 @@ from memoryd.api.hosts import HostPolicy, host_policy
 from memoryd.api.limits import BodyLimitMiddleware, BodyTimeoutMiddleware, StreamCapMiddleware
 from memoryd.api.routes import add_routes, response_links
 from memoryd.config import Settings
-from memoryd.dashboard import mount as mount_dashboard
 from memoryd.errors import MemorydError, NoKeysConfigured
-from memoryd.mcp.server import build_server, http_caller
 from memoryd.operations import CALLER_SCOPE_KEY, Caller, health_report, invoke, is_ready
 from memoryd.operations.admin import HealthOutput
 
@@ -57,29 +54,33 @@ class HttpLimits:
     max_event_streams: int = 32
 
 
-def create_app(
+Running = Callable[[], AbstractAsyncContextManager[object]]
+
+DESCRIPTION = "Long-term memory for AI agents: REST and gateway recall/capture."
+
+
+def create_rest_app(
     open_engine: Callable[[], Engine],
     settings: Settings | None = None,
     limits: HttpLimits | None = None,
+    *,
+    description: str = DESCRIPTION,
+    running: Sequence[Running] = (),
 ) -> FastAPI:
-    """The HTTP app. ``open_engine`` runs once, in the lifespan; the engine is closed on exit."""
+    """The REST app. ``open_engine`` runs once, in the lifespan; the engine is closed on exit.
+    Each of ``running`` is entered once the engine is open and left before it closes."""
     settings = settings or Settings()
     limits = limits or HttpLimits()
     policy = host_policy(settings)  # a bad MEMORYD_ALLOWED_HOSTS entry fails here, at start
-    holder: dict[str, Engine] = {}
-    mcp = build_server(lambda: holder["engine"], http_caller, tools=settings.mcp_tools)
     app = FastAPI(
         title="memoryd",
         version=__version__,
-        description="Long-term memory for AI agents: REST, gateway recall/capture, MCP at /mcp.",
-        lifespan=_lifespan(open_engine, settings, holder, mcp),
+        description=description,
+        lifespan=_lifespan(open_engine, settings, running),
     )
     _add_error_handlers(app)
     _add_health_routes(app)
     add_routes(app)
-    mount_dashboard(app, allow_anonymous=settings.allow_anonymous)  # /dashboard, live feed
-    for route in _mcp_routes(mcp, settings):  # /mcp itself (a Mount would redirect to /mcp/)
-        app.router.routes.append(route)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     _add_middleware(app, settings, limits, policy)
     access_log.install()
@@ -87,11 +88,10 @@ def create_app(
 
 
 def _lifespan(
-    open_engine: Callable[[], Engine], settings: Settings, holder: dict[str, Engine],
-    mcp: MCPServer,
+    open_engine: Callable[[], Engine], settings: Settings, running: Sequence[Running]
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     """Open the engine (refusing to start without a key unless anonymous access was allowed),
-    run the consolidation schedule and the MCP session manager, close everything on exit."""
+    run the consolidation schedule and ``running``, close everything on exit."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -100,10 +100,12 @@ def _lifespan(
         try:
             if not settings.allow_anonymous and not engine.admin.has_active_key():
                 raise NoKeysConfigured()
-            holder["engine"] = app.state.engine = engine
+            app.state.engine = engine
             engine.waits.start()  # this host's smart waits; stopped by engine.close()
             schedule = engine.admin.schedule_consolidation()
-            async with mcp.session_manager.run():
+            async with AsyncExitStack() as stack:
+                for run in running:
+                    await stack.enter_async_context(run())
                 yield
         finally:
             if schedule is not None:
@@ -111,20 +113,6 @@ def _lifespan(
             engine.close()
 
     return lifespan
-
-
-def _mcp_routes(mcp: MCPServer, settings: Settings) -> list[BaseRoute]:
-    """The Streamable HTTP routes of the MCP server (stateless, JSON responses)."""
-    mcp_app = mcp.streamable_http_app(
-        streamable_http_path="/mcp",
-        stateless_http=True,
-        json_response=True,
-        # HostGuard checks Host and Origin on every route, /mcp included, with the authority
-        # parsed; the SDK's prefix test would let `localhost:80@evil.com` through.
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_request_body_size=settings.max_body_bytes,
-    )
-    return list(mcp_app.routes)
 
 
 def _add_error_handlers(app: FastAPI) -> None:

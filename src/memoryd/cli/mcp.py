@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
@@ -19,24 +19,11 @@ def mcp(
 ) -> None:
     """Serve MCP over stdio (stdout carries the protocol; logs go to stderr)."""
     from memoryd.cli.server import prefer_single_thread_inference
-    from memoryd.config import Settings
-    from memoryd.mcp.stdio import serve_stdio
 
     prefer_single_thread_inference()
-    from memoryd.opening import open as open_memory
+    from memoryd.serving.stdio import serve_mcp_stdio
 
-    settings = Settings()
-    if "keyword_while_model_loads" not in settings.model_fields_set:
-        settings = settings.model_copy(update={"keyword_while_model_loads": True})
-    store = (ctx.obj or {}).get("store")
-
-    def open_with_waits() -> Any:
-        engine = open_memory(store, settings=settings)
-        engine.waits.start()  # run this host's waits unless a server already does
-        return engine
-
-    serve_stdio(open_with_waits, agent_id=agent_id, warm=settings.mcp_warm,
-                tools=tools or settings.mcp_tools)
+    serve_mcp_stdio((ctx.obj or {}).get("store"), agent_id=agent_id, tools=tools)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ import gc
 import os
 import socket
 import threading
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -125,12 +125,12 @@ def serve(
     """Run the HTTP server: REST API, gateway recall/capture, and MCP at /mcp."""
     pause_garbage_collection()
     prefer_single_thread_inference()
-    from memoryd.api.hosts import host_policy
     from memoryd.errors import NoKeysConfigured
     from memoryd.opening import open as open_memory
+    from memoryd.serving.listening import check_hosts, run_listening_first
 
     settings = Settings(**({"mcp_tools": tools} if tools else {}))
-    host_policy(settings)  # a bad MEMORYD_ALLOWED_HOSTS entry: refused before anything runs
+    check_hosts(settings)  # a bad MEMORYD_ALLOWED_HOSTS entry: refused before anything runs
     bind_host = host or settings.host
     bind_port = settings.port if port is None else port
     # The in-memory keyword copy loads once the app has started: a ready server does not
@@ -149,6 +149,24 @@ def serve(
         engine.close()
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    settings = _warn_of_exposure(settings, bind_host)
+    warm_in_background(engine)
+    shown = f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host
+    console.print(f"memoryd serving on http://{shown}:{sock.getsockname()[1]} (MCP at /mcp)")
+
+    def on_started() -> None:  # the collector back on; the keyword copy may load now
+        gc.enable()
+        started.set()
+
+    failure = run_listening_first(engine, settings, sock, on_started=on_started)
+    if failure is not None:
+        typer.echo(f"error: the server could not start: {failure}", err=True)
+        raise typer.Exit(1)
+
+
+def _warn_of_exposure(settings: Settings, bind_host: str) -> Settings:
+    """Warn of a server other machines can reach, or one that takes requests without a key;
+    the settings with the bound host allowed."""
     if bind_host not in _LOOPBACK:
         console.print(
             f"[yellow]warning:[/] listening on {bind_host}, reachable from other "
@@ -161,54 +179,7 @@ def serve(
             "[yellow]warning:[/] MEMORYD_ALLOW_ANONYMOUS=true: requests without a key "
             "may read and write memories"
         )
-    warm_in_background(engine)
-    shown = f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host
-    console.print(f"memoryd serving on http://{shown}:{sock.getsockname()[1]} (MCP at /mcp)")
-    run_listening_first(engine, settings, sock, started)
-
-
-def run_listening_first(engine: Engine, settings: Settings, sock: socket.socket,
-                        started: threading.Event | None = None) -> None:
-    """Serve on ``sock`` at once (memoryd.api.starting) while the app is built on a worker
-    thread; exit 1 when building or starting it fails. The engine is closed on the way out.
-    The garbage collector is on again once the app has started, and ``started`` set."""
-    import uvicorn
-
-    from memoryd.api.starting import StartingApp
-
-    lifespan_ran: list[bool] = []
-    failures: list[BaseException] = []
-
-    def opened() -> Engine:
-        lifespan_ran.append(True)  # from here on the app's lifespan closes the engine
-        return engine
-
-    def build() -> Any:
-        from memoryd.api.app import create_app
-
-        return create_app(opened, settings)
-
-    def failed(exc: BaseException) -> None:
-        failures.append(exc)
-        server.should_exit = True
-
-    def on_started() -> None:
-        gc.enable()
-        if started is not None:
-            started.set()
-
-    app = StartingApp(build, on_failure=failed, on_started=on_started)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="info"))
-    try:  # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass  # Ctrl-C after a clean shutdown: exit 0, as `uvicorn.run` does
-    finally:
-        if not lifespan_ran:
-            engine.close()
-    if failures:
-        typer.echo(f"error: the server could not start: {failures[0]}", err=True)
-        raise typer.Exit(1)
+    return settings
 
 
 def _print_first_key(engine: Engine, label: str) -> None:

@@ -7,8 +7,8 @@ model; unknown tools and bad arguments are tool errors too (nothing is written),
 that are not finite or do not fit in 64 bits and text with NUL included
 (:mod:`memoryd.operations.arguments`).
 
-The same server object serves stdio (``memoryd mcp``) and Streamable HTTP (mounted at
-``/mcp`` by the REST app). Who calls is decided by ``caller_of``: stdio trusts the local
+The same server object serves stdio (``memoryd mcp``) and Streamable HTTP (its routes,
+:func:`http_routes`, are served at ``/mcp`` beside REST by :mod:`memoryd.serving.http`). Who calls is decided by ``caller_of``: stdio trusts the local
 user; HTTP reads the caller the auth middleware put in the request scope.
 """
 
@@ -33,6 +33,8 @@ from memoryd.operations import CALLER_SCOPE_KEY, Caller, Operation, as_text, sel
 from memoryd.operations.messages import client_message
 
 if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
     from memoryd.engine import Engine
 
 INSTRUCTIONS = (
@@ -158,3 +160,22 @@ def build_server(
     )
     add_resources(server, engine_of, caller_of)
     return server
+
+
+def http_routes(server: MCPServer, *, max_body_bytes: int) -> list[BaseRoute]:
+    """The Streamable HTTP routes of ``server`` at ``/mcp`` (stateless, JSON responses), for
+    an HTTP app to serve beside its own routes (a Mount would redirect ``/mcp`` to ``/mcp/``).
+    The app runs ``server.session_manager.run()`` in its lifespan."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    mcp_app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        # The HTTP app checks Host and Origin on every route, /mcp included, with the
+        # authority parsed (memoryd.api.guards); the SDK's prefix test would let
+        # `localhost:80@evil.com` through.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=max_body_bytes,
+    )
+    return list(mcp_app.routes)

@@ -1,6 +1,12 @@
-"""Deriving models from the one model of a concept, instead of retyping its fields: input
-models with :func:`pick`, output views with :func:`view`.
+"""Deriving models from the one model of a concept, instead of retyping its fields: write
+inputs with :func:`settable` and :func:`changes` (from the fields marked :class:`Settable`),
+narrower inputs with :func:`pick`, output views with :func:`view`.
 
+>>> class Note(BaseModel):
+...     text: Annotated[str, Settable(Content)]
+...     mood: Annotated[str | None, Settable(Label, description="How it felt.")] = None
+>>> NewNote = settable(Note, ["text", "mood"], name="NewNote")   # text: Content; mood: Label | None
+>>> NoteChange = changes(Note, name="NoteChange")   # both optional; null clears mood only
 >>> IngestFields = pick(MemoryFields, ["node_type", "tags", "source"], name="IngestFields")
 >>> class Brief(view(Memory, ["id", "content", "snippet"], name="BriefFields", own=("snippet",))):
 ...     snippet: str
@@ -10,12 +16,117 @@ models with :func:`pick`, output views with :func:`view`.
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar, Mapping, Optional, Self
+import types
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Mapping, Optional, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, create_model
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from memoryd.models.fields import Strict
+from memoryd.models.rules import NotNull
+
+
+@dataclass(frozen=True)
+class Settable:
+    """Marks a field of a stored model that callers set: ``Annotated[str | None,
+    Settable(Summary)]``. The stored field keeps its own (output) type; the inputs take
+    ``input``, the type with its limits, plus null where the stored field may be empty.
+
+    description: what the inputs that create one say of it (default: ``input``'s own);
+    new: whether a new one may carry it (the default field list of :func:`settable`);
+    changed: whether a change may set it (:func:`changes`);
+    changed_description: what a change says of it (default: ``input``'s own).
+    """
+
+    input: Any
+    description: str | None = None
+    new: bool = True
+    changed: bool = True
+    changed_description: str | None = None
+
+
+def settable_fields(model: type[BaseModel], *, new: bool | None = None,
+                    changed: bool | None = None) -> dict[str, Settable]:
+    """The fields of ``model`` marked :class:`Settable` (in its order), those a new one may
+    carry (``new=True``) or a change may set (``changed=True``)."""
+    out = {}
+    for field_name, info in model.model_fields.items():
+        mark = next((m for m in info.metadata if isinstance(m, Settable)), None)
+        if mark is not None and new in (None, mark.new) and changed in (None, mark.changed):
+            out[field_name] = mark
+    return out
+
+
+def may_be_empty(model: type[BaseModel], field_name: str) -> bool:
+    """Whether the stored field admits null (so a change may clear it)."""
+    annotation = model.model_fields[field_name].annotation
+    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
+
+
+def settable(
+    model: type[BaseModel],
+    names: list[str] | None = None,
+    *,
+    name: str,
+    base: type[BaseModel] = Strict,
+    optional: tuple[str, ...] = (),
+    nullable: tuple[str, ...] = (),
+    rename: Mapping[str, str] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+    doc: str | None = None,
+) -> type[BaseModel]:
+    """An input model taking the named settable fields of ``model`` (default: every field a
+    new one may carry), in that order, each of its :class:`Settable` input type with the
+    stored field's default; null too where the stored field may be empty. ``optional`` and
+    ``nullable`` fields take null and default to it (an ``optional`` one as ``T | None =
+    None`` declares it: the type's description stays on the type; a ``nullable`` one as
+    :func:`pick` makes it: the description is the field's); ``rename`` takes a field under
+    another name (``{"type": "node_type"}``); ``descriptions`` overrides what a field says."""
+    marks = settable_fields(model)
+    renamed, described = dict(rename or {}), dict(descriptions or {})
+    fields: dict[str, Any] = {}
+    for field_name in names if names is not None else list(settable_fields(model, new=True)):
+        source_name = renamed.get(field_name, field_name)
+        if source_name not in marks:
+            raise ValueError(f"{name}: {source_name!r} is not a settable field")
+        mark, stored = marks[source_name], model.model_fields[source_name]
+        description = described.get(field_name, mark.description)
+        annotation = mark.input
+        if field_name in nullable:  # the type's description said by the field, as pick does
+            lifted = FieldInfo.from_annotation(mark.input)
+            annotation, description = lifted.rebuild_annotation(), description or lifted.description
+        given: dict[str, Any] = {} if description is None else {"description": description}
+        if field_name in optional or field_name in nullable:
+            annotation, given["default"] = Optional[annotation], None
+        else:
+            if may_be_empty(model, source_name):
+                annotation = Optional[annotation]
+            if stored.default_factory is not None:
+                given["default_factory"] = stored.default_factory
+            elif stored.default is not PydanticUndefined:
+                given["default"] = stored.default
+        fields[field_name] = (annotation, Field(**given))
+    return create_model(name, __base__=base, __doc__=doc or model.__doc__,  # type: ignore[call-overload]
+                        **fields)
+
+
+def changes(model: type[BaseModel], *, name: str, base: type[BaseModel] = Strict,
+            doc: str | None = None) -> type[BaseModel]:
+    """An input model of a change to ``model``: every field a change may set, optional; null
+    clears a field the stored model lets be empty and is refused (``NotNull``: the schema
+    offers none) for the others."""
+    fields: dict[str, Any] = {}
+    for field_name, mark in settable_fields(model, changed=True).items():
+        said = mark.changed_description
+        given = {} if said is None else {"description": said}
+        annotation: Any = Optional[mark.input]
+        if not may_be_empty(model, field_name):
+            annotation = Annotated[annotation, NotNull()]
+        fields[field_name] = (annotation, Field(None, **given))
+    return create_model(name, __base__=base, __doc__=doc or model.__doc__,  # type: ignore[call-overload]
+                        **fields)
 
 
 def pick(

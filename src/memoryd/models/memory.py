@@ -25,54 +25,7 @@ from memoryd.models.fields import (
     UTCDateTime,
     check_validity,
 )
-from memoryd.models.rules import NotNull
-
-# Fields a change may clear with null; the others must have a value (tags [] and metadata {}
-# empty the two collections).
-NULLABLE = frozenset({"summary", "category", "subcategory", "source", "severity", "valid_from",
-                      "valid_until", "superseded_by"})
-
-
-class MemoryFields(BaseModel):
-    """Fields a caller may set on a memory (shared by every way of storing one)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    summary: Summary | None = None
-    node_type: NodeType = Field("fact", description="fact, preference, decision, pattern, "
-                                "event, error, insight, ...")
-    category: Category | None = None
-    subcategory: Category | None = None
-    tags: Tags = Field(default_factory=list)
-    source: Source | None = None
-    agent_id: Label | None = None
-    session_id: Label | None = Field(None, description="The conversation or session it came from.")
-    scope: Scope = "user"
-    importance: Importance = 0.5
-    severity: Severity | None = None
-    valid_from: UTCDateTime | None = Field(None, description="When it became true.")
-    valid_until: UTCDateTime | None = Field(None, description="When it stopped being true.")
-    metadata: Metadata = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _validity(self) -> MemoryFields:
-        check_validity(self.valid_from, self.valid_until)
-        return self
-
-
-class NewMemory(MemoryFields):
-    """A memory to create. ``created_at`` may be given (imports of past conversations).
-
-    ``embed_text``, when set, is what the vector side sees instead of ``content``
-    (for example the message with its neighbours); it is not stored.
-    """
-
-    content: str = Field(description="The memory, in one or a few sentences.")
-    created_at: UTCDateTime | None = Field(None, description="When it happened (default: now).")
-    id: NewMemoryId | None = Field(default=None,
-                                    description="Keep this id (imports); new UUID if unset.")
-    embed_text: str | None = None
-
+from memoryd.models.derive import Settable, changes, may_be_empty, settable, settable_fields
 
 class SchedulingState(BaseModel):
     """FSRS-6 scheduling and dual-strength state of one memory."""
@@ -88,6 +41,78 @@ class SchedulingState(BaseModel):
     retrieval_strength: float = 1.0
     access_count: int = 0
     last_accessed: datetime | None = None
+
+
+class Memory(BaseModel):
+    """A stored memory."""
+
+    # Each field a caller sets is marked Settable with the type callers give it (its limits);
+    # the write inputs below are derived from these marks (models/derive.py).
+    id: str
+    content: Annotated[str, Settable(Content, new=False,  # NewMemory takes it as given
+                                     changed_description="New content (re-embedded).")]
+    summary: Annotated[str | None, Settable(Summary)] = None
+    node_type: Annotated[str, Settable(NodeType, description="fact, preference, decision, "
+                                       "pattern, event, error, insight, ...")] = "fact"
+    category: Annotated[str | None, Settable(Category)] = None
+    subcategory: Annotated[str | None, Settable(Category)] = None
+    tags: Annotated[list[str], Settable(Tags)] = Field(default_factory=list)
+    source: Annotated[str | None, Settable(Source)] = None
+    agent_id: Annotated[str | None, Settable(Label, changed=False)] = None
+    session_id: Annotated[str | None, Settable(
+        Label, description="The conversation or session it came from.", changed=False)] = None
+    scope: Annotated[str, Settable(Scope)] = "user"
+    domains: list[str] = Field(default_factory=list)
+    domain_scores: dict[str, float] = Field(default_factory=dict)
+    importance: Annotated[float, Settable(Importance)] = 0.5
+    severity: Annotated[str | None, Settable(Severity)] = None
+    created_at: Annotated[datetime, Settable(  # a new memory takes it as NewMemory says
+        UTCDateTime, description="When it happened (default: now).", new=False, changed=False)]
+    updated_at: datetime
+    valid_from: Annotated[datetime | None, Settable(
+        UTCDateTime, description="When it became true.")] = None
+    valid_until: Annotated[datetime | None, Settable(
+        UTCDateTime, description="When it stopped being true.")] = None
+    superseded_by: Annotated[str | None, Settable(str, new=False)] = None
+    tier: Annotated[Tier, Settable(Tier, new=False)] = "hot"
+    embedding_model: str | None = None
+    metadata: Annotated[dict[str, Any], Settable(Metadata)] = Field(default_factory=dict)
+    state: SchedulingState = Field(default_factory=SchedulingState)
+    seq: int = 0
+
+
+# Fields a change may clear with null: those a memory may lack. The others must have a value
+# (tags [] and metadata {} empty the two collections).
+NULLABLE = frozenset(name for name in settable_fields(Memory, changed=True)
+                     if may_be_empty(Memory, name))
+
+
+class _Checked(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class MemoryFields(settable(Memory, name="MemoryFieldsBase", base=_Checked)):  # type: ignore[misc]
+    """Fields a caller may set on a memory (shared by every way of storing one)."""
+
+    @model_validator(mode="after")
+    def _validity(self) -> MemoryFields:
+        check_validity(self.valid_from, self.valid_until)
+        return self
+
+
+class NewMemory(MemoryFields):
+    """A memory to create. ``created_at`` may be given (imports of past conversations).
+
+    ``embed_text``, when set, is what the vector side sees instead of ``content``
+    (for example the message with its neighbours); it is not stored.
+    """
+
+    # As given: the engine checks it (an empty one is EmptyContent, secrets are refused).
+    content: str = Field(description="The memory, in one or a few sentences.")
+    created_at: UTCDateTime | None = Field(None, description="When it happened (default: now).")
+    id: NewMemoryId | None = Field(default=None,
+                                    description="Keep this id (imports); new UUID if unset.")
+    embed_text: str | None = None
 
 
 class RestoredMemory(NewMemory):
@@ -107,33 +132,13 @@ class RestoredMemory(NewMemory):
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
 
-class MemoryPatch(BaseModel):
+class MemoryPatch(changes(Memory, name="MemoryChangesBase", base=_Checked)):  # type: ignore[misc]
     """Changes to an existing memory; unset fields stay as they are.
 
     An explicit null clears a field that may be empty (summary, category, source, severity,
     validity) and is refused for the others (content, node_type, scope, importance, and tags
     and metadata, which ``[]`` and ``{}`` empty).
     """
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    # Fields that may not be cleared take no null (NotNull: the schema offers none either).
-    content: Annotated[Content | None, NotNull()] = Field(
-        None, description="New content (re-embedded).")
-    summary: Summary | None = None
-    node_type: Annotated[NodeType | None, NotNull()] = None
-    category: Category | None = None
-    subcategory: Category | None = None
-    tags: Annotated[Tags | None, NotNull()] = None
-    source: Source | None = None
-    scope: Annotated[Scope | None, NotNull()] = None
-    importance: Annotated[Importance | None, NotNull()] = None
-    severity: Severity | None = None
-    valid_from: UTCDateTime | None = None
-    valid_until: UTCDateTime | None = None
-    superseded_by: str | None = None
-    tier: Annotated[Tier | None, NotNull()] = None
-    metadata: Annotated[Metadata | None, NotNull()] = None
 
     @model_validator(mode="after")
     def _nulls(self) -> MemoryPatch:
@@ -147,36 +152,6 @@ class MemoryPatch(BaseModel):
     def changes(self) -> dict[str, Any]:
         """The fields given (null where a field is cleared)."""
         return self.model_dump(exclude_unset=True)
-
-
-class Memory(BaseModel):
-    """A stored memory."""
-
-    id: str
-    content: str
-    summary: str | None = None
-    node_type: str = "fact"
-    category: str | None = None
-    subcategory: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    source: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    scope: str = "user"
-    domains: list[str] = Field(default_factory=list)
-    domain_scores: dict[str, float] = Field(default_factory=dict)
-    importance: float = 0.5
-    severity: str | None = None
-    created_at: datetime
-    updated_at: datetime
-    valid_from: datetime | None = None
-    valid_until: datetime | None = None
-    superseded_by: str | None = None
-    tier: Tier = "hot"
-    embedding_model: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    state: SchedulingState = Field(default_factory=SchedulingState)
-    seq: int = 0
 
 
 class HistoryEntry(BaseModel):

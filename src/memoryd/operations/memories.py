@@ -13,14 +13,13 @@ from memoryd.models import (
     HistoryEntry,
     IngestResult,
     Memory,
-    MemoryFields,
     MemoryPatch,
     MemoryStateReport,
     NewMemory,
     Strict,
 )
-from memoryd.models.derive import pick
-from memoryd.models.fields import Content, StrictValidity
+from memoryd.models.derive import pick, settable
+from memoryd.models.fields import StrictValidity
 from memoryd.models.rules import Rules, When
 from memoryd.operations.registry import Caller, MemoryId, operation
 from memoryd.operations.search import FilterFields
@@ -31,23 +30,25 @@ if TYPE_CHECKING:
 
 # --- smart ingest -------------------------------------------------------------------
 _INGEST_FIELDS = ["node_type", "tags", "source", "summary", "category", "subcategory",
-                  "importance", "severity", "scope", "session_id", "metadata"]
-IngestFields = pick(MemoryFields, _INGEST_FIELDS, name="IngestFields",
-                    doc="What a memory to ingest may carry.", nullable=("importance", "scope"))
+                  "importance", "severity", "scope", "session_id", "metadata", "content"]
 
 
-class IngestItem(IngestFields):  # type: ignore[valid-type,misc]
-    content: Content
+def _ingest_fields(name: str, optional: tuple[str, ...]) -> Any:
+    return settable(Memory, _INGEST_FIELDS, name=name, doc="What a memory to ingest may carry.",
+                    nullable=("importance", "scope"), optional=optional)
+
+
+class IngestItem(_ingest_fields("IngestItemFields", ())):  # type: ignore[misc]
+    pass
 
 
 _ONE_OF = Rules(exactly_one=("content", "items"))
 
 
-class IngestInput(IngestFields):  # type: ignore[valid-type,misc]
+class IngestInput(_ingest_fields("IngestFields", ("content",))):  # type: ignore[misc]
     """Arguments of smart_ingest: one ``content`` or up to 50 ``items``."""
 
     model_config = ConfigDict(json_schema_extra=_ONE_OF.schema)
-    content: Content | None = None
     items: list[IngestItem] | None = Field(
         None, min_length=1, max_length=50, description="A batch (instead of content)."
     )
@@ -260,11 +261,10 @@ _CREATE_FIELDS = ["content", "summary", "node_type", "category", "subcategory", 
                   "valid_from", "valid_until", "metadata"]
 
 
-class MemoryCreateInput(pick(NewMemory, _CREATE_FIELDS, name="MemoryFieldsGiven",  # type: ignore[misc]
-                             nullable=("scope",), base=StrictValidity)):
+class MemoryCreateInput(settable(Memory, _CREATE_FIELDS, name="MemoryFieldsGiven",  # type: ignore[misc]
+                                 nullable=("scope",), optional=("created_at",),
+                                 base=StrictValidity)):
     """A memory to store as given (no similarity gating)."""
-
-    content: Content
 
 
 @operation(

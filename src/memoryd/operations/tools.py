@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memoryd.models import Memory, NodeType, SearchHit, Strict
-from memoryd.models.derive import view
-from memoryd.models.fields import Content, Importance, QueryText, Scope, Tags, Timeframe
+from memoryd.models.derive import settable, view
+from memoryd.models.fields import QueryText, Scope, Tags, Timeframe
 from memoryd.models.rules import Rules
 from memoryd.operations.registry import Caller, MemoryId, operation
 from memoryd.retrieval.context import render_items
@@ -96,24 +96,24 @@ def _scored(hit: SearchHit) -> ScoredView:
 
 
 # --- store ----------------------------------------------------------------------------
-class ToolIngestItem(Strict):
-    content: Content
-    tags: Tags = Field(default_factory=list)
+_TYPE = {"type": "node_type"}  # the default tools' name for a memory's node_type
+_TYPE_SAYS = {"type": "What kind of memory."}
+
+
+class ToolIngestItem(settable(Memory, ["content", "tags"], name="ToolIngestFields")):  # type: ignore[misc]
+    pass
 
 
 _ONE_OF = Rules(exactly_one=("content", "items"))
 
 
-class ToolIngestInput(Strict):
+class ToolIngestInput(settable(  # type: ignore[misc]
+        Memory, ["content", "type", "tags", "importance", "scope"], name="ToolIngestMemory",
+        optional=("content", "importance", "scope"), rename=_TYPE, descriptions=_TYPE_SAYS)):
     """Arguments of smart_ingest: content, or items for a batch."""
 
     model_config = ConfigDict(json_schema_extra=_ONE_OF.schema)
 
-    content: Content | None = None
-    type: NodeType = Field("fact", description="What kind of memory.")
-    tags: Tags = Field(default_factory=list)
-    importance: Importance | None = None
-    scope: Scope | None = None
     items: list[ToolIngestItem] | None = Field(
         None, max_length=50, description="A batch instead of content (type applies to all).")
     force_create: bool = Field(False, description="Store as new even if it looks known.")
@@ -234,14 +234,16 @@ def tool_feedback(engine: Engine, data: ToolFeedbackInput, caller: Caller) -> To
     return ToolFeedbackOutput(id=data.id, retention=round(state.retention, 3))
 
 
-class ToolEditInput(Strict):
-    """Arguments of memory_edit: the fields to change."""
-
+class _ById(Strict):
     id: str = MemoryId
-    content: Content | None = None
-    type: NodeType | None = Field(None, description="What kind of memory.")
-    tags: Tags | None = None
-    importance: Importance | None = None
+
+
+_EDITED = ["content", "type", "tags", "importance"]
+
+
+class ToolEditInput(settable(Memory, _EDITED, name="ToolEditFields", base=_ById,  # type: ignore[misc]
+                             optional=tuple(_EDITED), rename=_TYPE, descriptions=_TYPE_SAYS)):
+    """Arguments of memory_edit: the fields to change."""
 
 
 @operation("tool_edit", title="Edit a memory", input=ToolEditInput, output=MemoryView,
