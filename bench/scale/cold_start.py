@@ -61,7 +61,10 @@ from memoryd.config import Settings
 from memoryd.embed import make_embedder
 from memoryd.engine import Engine
 from memoryd.opening import open_store
-from memoryd.serving.http import create_app
+try:
+    from memoryd.serving.http import create_app
+except ImportError:  # versions before the serving package
+    from memoryd.api.app import create_app
 lap("import")
 settings = Settings()
 store = open_store(sys.argv[1], settings)
