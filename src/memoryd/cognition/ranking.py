@@ -67,13 +67,17 @@ def logit(p: float) -> float:
     return math.log(q / (1.0 - q))
 
 
-def cognitive_bonus(memory: Memory, now: datetime, weights: RankingWeights) -> float:
-    """Retention, recency and importance of one memory blended into [0, 1] by ``weights``."""
+def cognitive_bonus(memory: Memory, now: datetime, weights: RankingWeights,
+                    retention: float | None = None) -> float:
+    """Retention, recency and importance of one memory blended into [0, 1] by ``weights``
+    (``retention``: the memory's :func:`retention_score` at ``now``, when already known)."""
     total = weights.retention + weights.recency + weights.importance
     if total <= 0:
         return 0.0
+    if retention is None:
+        retention = retention_score(memory.state, now)
     value = (
-        weights.retention * retention_score(memory.state, now)
+        weights.retention * retention
         + weights.recency * recency(memory.updated_at, now, weights.half_life_days)
         + weights.importance * memory.importance
     ) / total
@@ -122,11 +126,11 @@ def rescore_calibrated(hits: list[SearchHit], now: datetime, weights: RankingWei
     gives such differences the whole margin: at margin 0.1 it costs 2 of 355 BEAM questions
     at hit@5 on BEAM with the earlier ranking, while the unscaled bonus cost none.)
     """
-    bonus = [cognitive_bonus(h.memory, now, weights) for h in hits]
+    retention = [retention_score(h.memory.state, now) for h in hits]
+    bonus = [cognitive_bonus(h.memory, now, weights, r) for h, r in zip(hits, retention)]
     order = order_within_margin([h.fused_score for h in hits], bonus, margin, lift,
                                 [h.semantic_similarity or 0.0 for h in hits])
-    return [hits[i].model_copy(update={"retention": retention_score(hits[i].memory.state, now)})
-            for i in order]
+    return [hits[i].model_copy(update={"retention": retention[i]}) for i in order]
 
 
 def spread(values: Sequence[float]) -> list[float]:

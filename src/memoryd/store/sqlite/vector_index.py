@@ -26,12 +26,25 @@ import numpy as np
 _GROWTH = 1.5
 
 
+_blas: object = None  # threadpoolctl's controller, made once
+_blas_lock = threading.Lock()
+
+
 def _single_blas_thread():
     """One BLAS thread for a matrix-vector product: on a busy 2-core machine, threaded
-    OpenBLAS made single-query products 2-50x slower (bench/results/latency.md)."""
-    from threadpoolctl import threadpool_limits
+    OpenBLAS made single-query products 2-50x slower (bench/results/latency.md).
 
-    return threadpool_limits(1, user_api="blas")
+    One controller serves every search: making one per call reads the process's memory
+    map to find the BLAS libraries again, which took longer than the product at 5k rows.
+    """
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        with _blas_lock:
+            if _blas is None:
+                _blas = ThreadpoolController()
+    return _blas.limit(limits=1, user_api="blas")  # type: ignore[attr-defined]
 # Exact search over the allowed rows when they are at most this share of the index.
 _EXACT_SHARE = 0.25
 # A saved graph is repaired on load when at most this share of the live keys changed.
