@@ -52,24 +52,39 @@ def test_meaning_matches_the_float32_model(onnx: OnnxEmbedder, torch_embedder: L
     assert a[0] @ a[1] > a[2] @ a[1] + 0.2  # the paraphrase, not the cat
 
 
-def test_single_and_batched_calls_agree(onnx: OnnxEmbedder) -> None:
+@pytest.fixture(scope="module")
+def float_only() -> OnnxEmbedder:
+    """The packaged model without the int8 copy: every call runs the float path."""
+    spec = PRESETS["minilm-int8"]
+    embedder = OnnxEmbedder(spec.onnx_path, spec.tokenizer_path, model_id=spec.model_id,
+                            dims=spec.dims, max_tokens=spec.max_tokens)
+    embedder.load()
+    return embedder
+
+
+def test_single_and_batched_calls_agree(onnx: OnnxEmbedder, float_only: OnnxEmbedder) -> None:
     # one query runs on the calling thread, a batch on the worker threads
     texts = [f"note {i}: the build on branch {i} failed twice" for i in range(12)]
     batched = onnx.embed(texts)
     singles = np.stack([onnx.embed_one(t) for t in texts])
     assert np.allclose(batched, singles, atol=1e-4)
+    assert np.allclose(float_only.embed(texts), batched, atol=1e-6)  # memories: the float path
+    # a search query runs the preset's int8 copy: the same vector up to int8 noise
+    queries = np.stack([onnx.embed_query(t) for t in texts])
+    assert np.all((queries * batched).sum(axis=1) > 0.999)
 
 
-def test_a_bulk_call_of_mixed_lengths_gives_each_text_its_own_vector(onnx: OnnxEmbedder) -> None:
+def test_a_bulk_call_of_mixed_lengths_gives_each_text_its_own_vector(
+        float_only: OnnxEmbedder) -> None:
     """Bulk calls group texts by token count and run the groups on worker threads; every
     row still comes back in input order with the vector the text gets on its own."""
     words = "the deploy of the billing service failed on friday because the cache was cold".split()
     texts = [" ".join(words[: 1 + (i * 7) % len(words)]) + f" #{i}" for i in range(150)]
     texts[40] = " ".join(words * 30)  # past the 256-token window: truncated, in a batch alone
-    bulk = onnx.embed(texts)
-    alone = np.stack([onnx.embed_one(t) for t in texts[::10]])
+    bulk = float_only.embed(texts)
+    alone = np.stack([float_only.embed_one(t) for t in texts[::10]])
     assert np.abs(bulk[::10] - alone).max() < 1e-4
-    assert np.abs(bulk[40] - onnx.embed_one(texts[40])).max() < 1e-4
+    assert np.abs(bulk[40] - float_only.embed_one(texts[40])).max() < 1e-4
 
 
 def test_text_past_the_window_is_truncated_not_refused(onnx: OnnxEmbedder) -> None:

@@ -108,6 +108,12 @@ class Embedder(ABC):
             raise TypeError(f"text is {type(text).__name__}, not str")
         return self.embed([text])[0]
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """A search query's ``(dims,)`` unit vector: :meth:`embed_one`, unless the embedder
+        has a faster path for queries in the same vector space (the ONNX preset's int8 copy).
+        Stored memories are always embedded by :meth:`embed`."""
+        return self.embed_one(text)
+
     def _checked_batch(self, batch: list[str]) -> np.ndarray:
         """Run the provider on one batch and validate/normalise what it returns."""
         return self._checked_run(lambda: self._embed_batch(batch), len(batch))

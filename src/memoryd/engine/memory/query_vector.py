@@ -32,7 +32,7 @@ class QueryVector:
         """``given`` if there is one; otherwise start embedding ``query`` when ``embed``."""
         if given is not None or not embed:
             return cls(given)
-        return cls(None, pool("query-vector").submit(lambda: embedder.embed([query])[0]))
+        return cls(None, pool("query-vector").submit(lambda: embedder.embed_query(query)))
 
     def get(self) -> np.ndarray | None:
         """The vector (waiting for it if it is being computed), or None if not wanted."""
