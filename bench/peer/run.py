@@ -113,7 +113,9 @@ def method_notes(args: argparse.Namespace, prefix: list[str]) -> list[str]:
         f"memories of the set; {args.queries} per round after {args.warmup} untimed.",
         "memoryd: `memoryd.open(sqlite path)`, `warm()`, `add_many(all)`, `search(q, 10)` "
         "(hybrid, the default, recording access as it does by default) and `search(q, 10, "
-        "mode='vector')`. Peer: `SqliteVecMemoryStorage(path)`, `initialize()`, "
+        "mode='vector')`; memoryd embeds a query of up to 40 tokens on its int8-arithmetic copy "
+        "of the same weights (memoryd.embed.onnx_int8, cosine >= 0.999 to the float vectors; "
+        "made once, before the rounds, by the vector check) and memories on the float path. Peer: `SqliteVecMemoryStorage(path)`, `initialize()`, "
         f"`store_batch` of {args.batch} at a time, `retrieve(q, n_results=10)` (semantic: its "
         "default, what its memory_search tool runs) and `retrieve_hybrid(q, n_results=10)`.",
         "Peak RSS is the worker's ru_maxrss (model, ingest and searches); growth is VmRSS after "
