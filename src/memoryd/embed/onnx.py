@@ -38,6 +38,7 @@ from memoryd.embed.local import DEFAULT_MODEL_ID
 from memoryd.embed.onnx_int8 import default_cache_dir, int8_copy
 from memoryd.embed.vocab import MINILM_VOCAB, wordpiece_tokenizer
 from memoryd.errors import EmbeddingError
+from memoryd.heap import release_free_memory
 
 #: Calls with up to this many texts run as one inference on the calling thread. Larger ones are
 #: tokenised once, grouped by token count (memoryd.embed.batching) and their batches run side by
@@ -265,6 +266,7 @@ class OnnxEmbedder(LazyModelEmbedder):
                         f"could not load ONNX model {self.model_id!r} from {model.float_path}: "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
+                release_free_memory()  # what widening the weights freed, as load() does
             return self._float
 
     def _workers(self) -> ThreadPoolExecutor:

@@ -176,12 +176,17 @@ def _has_colder(ctx: EngineContext, tiers: list[Tier]) -> bool:
     ) > 0
 
 
+_SPARE = 5
+
+
 def _candidates(ctx: EngineContext, terms: list[str], vector: VectorSource,
                 filters: SearchFilters, options: SearchOptions, room: float) -> list[SearchHit]:
     pool = max(ctx.settings.candidate_pool, options.limit)
     evidence = gather(ctx, terms, vector, filters, options.mode, pool)
     ranked = ordered(ctx, evidence, score(ctx, evidence, room), options.mode)
-    head = max(options.limit * 3, 30)
+    # Diversifying picks from three times the limit; otherwise a few past the limit stand in
+    # for memories deleted (or hidden) between ranking and reading them.
+    head = options.limit * 3 if options.mmr else options.limit + _SPARE
     if room > 0 and len(ranked) > options.limit:
         # Hydrate every hit the near-tie reorder (``room`` log-odds) could lift into the
         # first ``limit``.
