@@ -46,6 +46,15 @@ def is_memoryd_setting(name: str) -> bool:
     return name.startswith("MEMORYD_") and not name.startswith("MEMORYD_TEST_")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The int8 copy of the model that queries run (memoryd.embed.onnx_int8) is written once
+    per session, to a temporary cache, never to the real home of whoever runs the tests."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolate_memoryd_env(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory

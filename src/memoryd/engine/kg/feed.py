@@ -34,7 +34,7 @@ def search(ctx: EngineContext, query: str, *, project: str | None = None, limit:
         targets = read_targets(ctx, project)
     else:
         targets = [write_target(ctx, project, graph)]  # type: ignore[arg-type]
-    vector = ctx.embedder.embed([query])[0]
+    vector = ctx.embedder.embed_query(query)
     options = SearchOptions(limit=min(limit * 2, 1000), associations=False, record_access=False)
     hits: list[SearchHit] = []
     for target in targets:
