@@ -394,9 +394,13 @@ class Engine:
         self.embedder.load_within(self.settings.model_wait_seconds)
         return self.model_ready
 
-    def warm(self) -> None:
-        """Load the embedding model now (so the first search does not wait for it)."""
-        self.embedder.embed(["warm-up"])
+    def warm(self, *, writes: bool = True) -> None:
+        """Load the embedding model now, so the first search does not wait for it; with
+        ``writes``, also what embeds memories (the same, unless queries run a faster copy of
+        the model, as the default embedder's do: docs/embeddings.md)."""
+        self.embedder.embed_query("warm-up")
+        if writes:
+            self.embedder.embed(["warm-up"])
 
     # --- strength and feedback ----------------------------------------
     def promote(self, memory_id: str, *, reason: str | None = None) -> Memory:
