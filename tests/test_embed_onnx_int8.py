@@ -81,7 +81,8 @@ def test_only_short_queries_run_the_copy_and_memories_never_do(copy_path: Path) 
     assert not np.allclose(embedder.embed_query(TEXTS[1]), expected[1], atol=1e-6)
 
 
-def test_the_copy_is_written_once_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_copy_is_written_once_and_reused(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "model.onnx"
     source.write_bytes(SPEC.onnx_path().read_bytes())
     first = int8_copy(source, tmp_path / "cache")

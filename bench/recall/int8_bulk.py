@@ -26,7 +26,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -183,11 +183,19 @@ def main(argv: list[str] | None = None) -> int:
     result = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "machine": machine_info(), "speed": speed(paths, args.rounds),
               "float": float_rows, "variants": variants, "load": [load0, os.getloadavg()[0]]}
-    for rows in [result["float"], *[v["recall"] for v in variants.values()]]:
+    recall = [result["float"], *[v["recall"] for v in variants.values()]]
+    return publish("embed_int8", result, recall, render)
+
+
+def publish(name: str, result: dict[str, Any], recall: list[dict[str, Any]],
+            render_result: Callable[[dict[str, Any]], str]) -> int:
+    """Drop the per-question rows of the ``recall`` tables, write results/<name>.{json,md}
+    and print the summary."""
+    for rows in recall:
         for res in rows.values():
             res.pop("rows")
-    write_results("embed_int8", result, render(result))
-    print(render(result))
+    write_results(name, result, render_result(result))
+    print(render_result(result))
     return 0
 
 

@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import CACHE_DIR, machine_info, md_table, write_results
+from bench.common import CACHE_DIR, machine_info, md_table
 from bench.recall import lodo, sets
 from bench.recall.embedding import VectorCache, VectorTable
-from bench.recall.int8_bulk import METRICS, embedder_for, log, recall_rows
+from bench.recall.int8_bulk import METRICS, embedder_for, log, publish, recall_rows
 
 CASES = ("questions as search embeds them", "everything by the copy")
 
@@ -76,7 +76,8 @@ def query_speed(texts: list[str], rounds: int) -> dict[str, Any]:
 def render(r: dict[str, Any]) -> str:
     lines = ["# The int8 copy search queries run: recall and speed", "",
              f"Run {r['started']} on {r['machine']['cpus']} CPUs, load average "
-             f"{r['load'][0]:.1f}-{r['load'][1]:.1f}. memoryd's shipped ranking and BM25 constants; "
+             f"{r['load'][0]:.1f}-{r['load'][1]:.1f}. memoryd's shipped ranking and BM25 "
+             "constants; "
              "differences are the case minus all-float (answerable questions); sign test on "
              "hit@5 (questions better / worse).", "",
              f"{r['questions_on_the_copy'][0]} of {r['questions_on_the_copy'][1]} questions have "
@@ -93,7 +94,8 @@ def render(r: dict[str, Any]) -> str:
     lines += [md_table(["case", "data set", *[f"Δ {k}" for k in METRICS], "Δ vector hit@5",
                         "sign hit@5"], rows), ""]
     lines += [md_table(["texts", "n", "cosine to float: min", "p1", "median"],
-                       [[k, v["n"], v["min"], v["p1"], v["median"]] for k, v in r["cosine"].items()]),
+                       [[k, v["n"], v["min"], v["p1"], v["median"]]
+                        for k, v in r["cosine"].items()]),
               ""]
     lines += ["One question alone, by its token count: what search runs (`embed_query`) against "
               "the float path (`embed_one`), medians, alternated:", "",
@@ -147,12 +149,7 @@ def main(argv: list[str] | None = None) -> int:
               "speed": query_speed(questions, args.rounds),
               "float": float_rows, "cases": cases, "sign": sign,
               "load": [load0, os.getloadavg()[0]]}
-    for rows in [result["float"], *cases.values()]:
-        for res in rows.values():
-            res.pop("rows")
-    write_results("embed_query_int8", result, render(result))
-    print(render(result))
-    return 0
+    return publish("embed_query_int8", result, [result["float"], *cases.values()], render)
 
 
 if __name__ == "__main__":

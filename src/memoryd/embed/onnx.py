@@ -151,7 +151,8 @@ class OnnxEmbedder(LazyModelEmbedder):
                 f"unknown ONNX model {name!r}; packaged: {', '.join(sorted(PRESETS))} "
                 "(or set MEMORYD_EMBED_MODEL to a directory holding model.onnx and tokenizer.json)"
             )
-        copy = (lambda: int8_copy(spec.onnx_path(), default_cache_dir())) if spec.int8_copy else None
+        copy = ((lambda: int8_copy(spec.onnx_path(), default_cache_dir()))
+                if spec.int8_copy else None)
         return cls(spec.onnx_path, spec.tokenizer_path, model_id=spec.model_id, dims=spec.dims,
                    max_tokens=spec.max_tokens, pooling=spec.pooling, batch_size=batch_size,
                    query_model=copy)

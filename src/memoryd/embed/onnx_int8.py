@@ -189,7 +189,8 @@ def _matmul_nbits(node: Any, name: str, weights: np.ndarray, scale: np.ndarray,
                numpy_helper.from_array(scales, f"{name}_nbits_scale"),
                numpy_helper.from_array(zero, f"{name}_nbits_zero")]
     new = helper.make_node(
-        "MatMulNBits", [node.input[0], f"{name}_nbits", f"{name}_nbits_scale", f"{name}_nbits_zero"],
+        "MatMulNBits",
+        [node.input[0], f"{name}_nbits", f"{name}_nbits_scale", f"{name}_nbits_zero"],
         list(node.output), name=f"{node.name or name}_nbits", domain="com.microsoft",
         K=k, N=n, bits=8, block_size=BLOCK, accuracy_level=ACCURACY_INT8)
     return tensors, [new]

@@ -5,9 +5,10 @@ count, and at most once per session the storage and retrieval strengths). Writin
 takes the store's write lock, so :func:`record_retrieval` only queues the retrieval and
 returns; one :class:`AccessWriter` thread per engine writes what has queued, a batch per
 transaction. The writer waits :data:`LINGER_SECONDS` after a retrieval arrives for more to
-join it, so a run of searches costs one write instead of one each. Each batch reads the memories' current states inside its transaction and
-applies the retrievals in the order they happened, so retrievals of the same memory
-queued together all count (none overwrites another).
+join it, so a run of searches costs one write instead of one each. Each batch reads the
+memories' current states inside its transaction and applies the retrievals in the order
+they happened, so retrievals of the same memory queued together all count (none
+overwrites another).
 
 Bounds and guarantees (docs/scaling.md, "Access recording"):
 
