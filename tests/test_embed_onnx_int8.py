@@ -130,3 +130,14 @@ def test_a_model_without_int8_weights_is_left_alone(tmp_path: Path) -> None:
     assert rewrite(onnx.load(str(source))) == 0
     assert int8_copy(source, tmp_path / "cache") is None
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_copy_that_does_not_load_leaves_queries_on_the_float_path(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model")
+    with caplog.at_level(logging.WARNING, logger="memoryd.embed.onnx"):
+        embedder = _embedder(broken)
+    assert "float path" in caplog.text
+    floats = _embedder(None)
+    assert np.allclose(embedder.embed_query(TEXTS[1]), floats.embed_one(TEXTS[1]), atol=1e-6)

@@ -22,6 +22,7 @@ store holds does not depend on the copy.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -39,6 +40,8 @@ from memoryd.embed.onnx_int8 import default_cache_dir, int8_copy
 from memoryd.embed.vocab import MINILM_VOCAB, wordpiece_tokenizer
 from memoryd.errors import EmbeddingError
 from memoryd.heap import release_free_memory
+
+log = logging.getLogger(__name__)
 
 #: Calls with up to this many texts run as one inference on the calling thread. Larger ones are
 #: tokenised once, grouped by token count (memoryd.embed.batching) and their batches run side by
@@ -185,9 +188,17 @@ class OnnxEmbedder(LazyModelEmbedder):
                 "(pip install onnxruntime tokenizers)"
             ) from exc
         copy_path = self._query_model() if self._query_model is not None else None
+        session = None
+        if copy_path is not None:
+            try:
+                session = _session(ort, copy_path)
+            except Exception as exc:  # noqa: BLE001 - the model itself still serves queries
+                log.warning("the int8 copy %s does not load (%s): queries run the float path",
+                            copy_path, exc)
+                copy_path = None
         path = copy_path or onnx_path
         try:
-            session = _session(ort, path)
+            session = session or _session(ort, path)
             tokenizer = load_tokenizer(tokenizer_path, Tokenizer)
         except Exception as exc:
             raise EmbeddingError(
