@@ -51,7 +51,7 @@ QUEUE_CAPACITY = 10_000
 BATCH_SIZE = 256
 #: How long the writer waits, after a retrieval arrives, for others to share its write.
 LINGER_SECONDS = 0.2
-#: Put on the queue by flush() and close(): write what is queued now, without lingering.
+#: Put on the queue by flush(): write what is queued now, without lingering.
 _NOW = object()
 
 

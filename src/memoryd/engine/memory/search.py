@@ -184,9 +184,11 @@ def _candidates(ctx: EngineContext, terms: list[str], vector: VectorSource,
     pool = max(ctx.settings.candidate_pool, options.limit)
     evidence = gather(ctx, terms, vector, filters, options.mode, pool)
     ranked = ordered(ctx, evidence, score(ctx, evidence, room), options.mode)
-    # Diversifying picks from three times the limit; otherwise a few past the limit stand in
-    # for memories deleted (or hidden) between ranking and reading them.
-    head = options.limit * 3 if options.mmr else options.limit + _SPARE
+    # Diversifying, or a min_score on the answer score (not monotonic in the ranking), may
+    # reach past the limit; otherwise a few spare hits stand in for memories deleted (or
+    # hidden) between ranking and reading them.
+    wide = options.mmr or options.min_score is not None
+    head = max(options.limit * 3, 30) if wide else options.limit + _SPARE
     if room > 0 and len(ranked) > options.limit:
         # Hydrate every hit the near-tie reorder (``room`` log-odds) could lift into the
         # first ``limit``.
