@@ -120,7 +120,7 @@ def test_a_full_queue_drops_new_recordings_and_counts_them(open_mem, url: str) -
     """The documented choice: a search never waits; what does not fit is dropped, counted."""
     engine = open_mem(url)
     memory = engine.add("Deploys to production need two approvals")
-    writer = AccessWriter(engine.store, capacity=2, linger=0)  # takes one at a time
+    writer = AccessWriter(engine.store, capacity=2)
     at = datetime.now(timezone.utc)
     one = Retrieval((memory.id,), None, at)
     release, holder = _holding_the_write_lock(engine)
@@ -142,31 +142,6 @@ def test_a_full_queue_drops_new_recordings_and_counts_them(open_mem, url: str) -
     writer.close()
     assert writer.submit(one)  # after close: written at once
     assert engine.get(memory.id).state.access_count == 4
-
-
-def test_retrievals_close_in_time_share_one_write(open_mem, url: str,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The writer lingers for more retrievals after the first; flush() cuts that short."""
-    from memoryd.engine.memory import access_writer
-
-    engine = open_mem(url)
-    memory = engine.add("Deploys to production need two approvals")
-    writes: list[int] = []
-    real = access_writer.write_retrievals
-
-    def counted(store, retrievals):  # type: ignore[no-untyped-def]
-        writes.append(len(retrievals))
-        real(store, retrievals)
-
-    monkeypatch.setattr(access_writer, "write_retrievals", counted)
-    writer = AccessWriter(engine.store, linger=30.0)
-    at = datetime.now(timezone.utc)
-    for _ in range(3):
-        assert writer.submit(Retrieval((memory.id,), None, at))
-    assert writer.flush(10)  # well before the 30 s linger ends
-    assert writes == [3]
-    assert engine.get(memory.id).state.access_count == 3
-    writer.close(10)
 
 
 SCRIPT = """

@@ -4,11 +4,9 @@ A search strengthens the memories it returns (:func:`scheduling.on_retrieved`: t
 count, and at most once per session the storage and retrieval strengths). Writing that
 takes the store's write lock, so :func:`record_retrieval` only queues the retrieval and
 returns; one :class:`AccessWriter` thread per engine writes what has queued, a batch per
-transaction. The writer waits :data:`LINGER_SECONDS` after a retrieval arrives for more to
-join it, so a run of searches costs one write instead of one each. Each batch reads the
-memories' current states inside its transaction and applies the retrievals in the order
-they happened, so retrievals of the same memory queued together all count (none
-overwrites another).
+transaction. Each batch reads the memories' current states inside its transaction and
+applies the retrievals in the order they happened, so retrievals of the same memory
+queued together all count (none overwrites another).
 
 Bounds and guarantees (docs/scaling.md, "Access recording"):
 
@@ -20,7 +18,7 @@ Bounds and guarantees (docs/scaling.md, "Access recording"):
   writes everything queued, then stops the thread. The thread is a daemon: it never keeps
   a process alive.
 * A process killed outright (``kill -9``, power loss) loses the retrievals still queued:
-  those of the last :data:`LINGER_SECONDS` or so, under load up to :data:`QUEUE_CAPACITY`.
+  at most the last batch or so, under load up to :data:`QUEUE_CAPACITY`.
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ import atexit
 import logging
 import queue
 import threading
-import time
 import weakref
 from dataclasses import dataclass
 from datetime import datetime
@@ -49,10 +46,6 @@ log = logging.getLogger("memoryd.access")
 QUEUE_CAPACITY = 10_000
 #: Retrievals written per transaction at most.
 BATCH_SIZE = 256
-#: How long the writer waits, after a retrieval arrives, for others to share its write.
-LINGER_SECONDS = 0.2
-#: Put on the queue by flush(): write what is queued now, without lingering.
-_NOW = object()
 
 
 @dataclass(frozen=True)
@@ -115,11 +108,10 @@ class AccessWriter:
     """A bounded queue of retrievals and the daemon thread that writes them in batches."""
 
     def __init__(self, store: Store, *, capacity: int = QUEUE_CAPACITY,
-                 batch_size: int = BATCH_SIZE, linger: float = LINGER_SECONDS) -> None:
+                 batch_size: int = BATCH_SIZE) -> None:
         self._store = store
         self._batch_size = batch_size
-        self._linger = linger
-        self._queue: queue.Queue[Retrieval | object | None] = queue.Queue(capacity)
+        self._queue: queue.Queue[Retrieval | None] = queue.Queue(capacity)
         self._lock = threading.Lock()
         self._progress = threading.Condition(self._lock)
         self._submitted = self._done = 0
@@ -179,13 +171,6 @@ class AccessWriter:
         False if ``timeout`` seconds passed first."""
         with self._progress:
             target = self._submitted
-            if self._done >= target:
-                return True
-        try:
-            self._queue.put_nowait(_NOW)  # cut the linger short
-        except queue.Full:
-            pass  # the writer is busy with a full queue: it does not linger
-        with self._progress:
             return self._progress.wait_for(lambda: self._done >= target, timeout)
 
     def close(self, timeout: float | None = None) -> None:
@@ -213,33 +198,21 @@ class AccessWriter:
 
     def _run(self) -> None:
         while True:
-            batch, stop = self._next_batch()
+            first = self._queue.get()
+            batch = [first] if first is not None else []
+            stop = first is None
+            while not stop and len(batch) < self._batch_size:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                stop = item is None
+                if item is not None:
+                    batch.append(item)
             if batch:
                 self._write(batch)
             if stop:
                 return
-
-    def _next_batch(self) -> tuple[list[Retrieval], bool]:
-        """The next retrievals to write (waiting for the first, then lingering for more) and
-        whether the writer was told to stop after them."""
-        batch: list[Retrieval] = []
-        deadline: float | None = None
-        while len(batch) < self._batch_size:
-            try:
-                if deadline is None:
-                    item = self._queue.get()
-                    deadline = time.monotonic() + self._linger
-                else:
-                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if item is None:
-                return batch, True
-            if item is _NOW:
-                deadline = time.monotonic()  # take what is queued, then write
-                continue
-            batch.append(item)  # type: ignore[arg-type]
-        return batch, False
 
     def _write(self, batch: list[Retrieval]) -> None:
         failed = 0
