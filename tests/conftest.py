@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pg_fixtures import close_before_drop
 from pg_fixtures import pg_database, pg_server, pg_url  # noqa: F401 - fixtures
 
 import memoryd
@@ -156,8 +157,11 @@ def store_url(store_path: Path) -> str:
 
 
 @pytest.fixture
-def open_mem(shared_embedder: Embedder) -> Iterator[Callable[..., Engine]]:
-    """``open_mem(url, **overrides)``: memoryd.open with the shared model; closed at teardown."""
+def open_mem(
+    shared_embedder: Embedder, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Engine]]:
+    """``open_mem(url, **overrides)``: memoryd.open with the shared model; closed at teardown
+    (before the test's PostgreSQL databases are dropped)."""
     opened: list[Engine] = []
 
     def _open(url: str, **kwargs: object) -> Engine:
@@ -166,12 +170,16 @@ def open_mem(shared_embedder: Embedder) -> Iterator[Callable[..., Engine]]:
         opened.append(engine)
         return engine
 
+    def close_all() -> None:
+        for engine in reversed(opened):
+            try:
+                engine.close()
+            except Exception:  # already closed by the test
+                pass
+
+    close_before_drop(request, close_all)
     yield _open
-    for engine in reversed(opened):
-        try:
-            engine.close()
-        except Exception:  # already closed by the test
-            pass
+    close_all()
 
 
 @pytest.fixture

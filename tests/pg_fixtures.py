@@ -136,8 +136,24 @@ def pg_server() -> Iterator[PgServer]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+#: Closers that must run before a test's databases are dropped (``close_before_drop``).
+CLOSE_BEFORE_DROP = pytest.StashKey[list[Callable[[], None]]]()
+
+
+def close_before_drop(request: pytest.FixtureRequest, close: Callable[[], None]) -> None:
+    """Have ``close`` run before this test's databases are dropped.
+
+    A fixture set up before ``pg_database`` is torn down after it, so an engine it opened
+    would otherwise close against a dropped database (its last writes then wait for the
+    pool's timeout). ``close`` must be idempotent: it runs again in its own teardown.
+    """
+    request.node.stash.setdefault(CLOSE_BEFORE_DROP, []).append(close)
+
+
 @pytest.fixture
-def pg_database(pg_server: PgServer) -> Iterator[Callable[..., str]]:
+def pg_database(
+    pg_server: PgServer, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., str]]:
     """``pg_database(migrated=True) -> url`` of a new, empty database, dropped after the test."""
     made: list[str] = []
 
@@ -147,6 +163,8 @@ def pg_database(pg_server: PgServer) -> Iterator[Callable[..., str]]:
         return url
 
     yield make
+    for close in reversed(request.node.stash.get(CLOSE_BEFORE_DROP, [])):
+        close()
     for url in made:
         try:
             pg_server.drop_database(url)

@@ -120,7 +120,7 @@ def test_a_full_queue_drops_new_recordings_and_counts_them(open_mem, url: str) -
     """The documented choice: a search never waits; what does not fit is dropped, counted."""
     engine = open_mem(url)
     memory = engine.add("Deploys to production need two approvals")
-    writer = AccessWriter(engine.store, capacity=2)
+    writer = AccessWriter(engine.store, capacity=2, linger=0)  # takes one at a time
     at = datetime.now(timezone.utc)
     one = Retrieval((memory.id,), None, at)
     release, holder = _holding_the_write_lock(engine)
@@ -142,6 +142,73 @@ def test_a_full_queue_drops_new_recordings_and_counts_them(open_mem, url: str) -
     writer.close()
     assert writer.submit(one)  # after close: written at once
     assert engine.get(memory.id).state.access_count == 4
+
+
+def test_retrievals_close_in_time_share_one_write(open_mem, url: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer lingers for more retrievals after the first; flush() cuts that short."""
+    from memoryd.engine.memory import access_writer
+
+    engine = open_mem(url)
+    memory = engine.add("Deploys to production need two approvals")
+    writes: list[int] = []
+    real = access_writer.write_retrievals
+
+    def counted(store, retrievals):  # type: ignore[no-untyped-def]
+        writes.append(len(retrievals))
+        real(store, retrievals)
+
+    monkeypatch.setattr(access_writer, "write_retrievals", counted)
+    writer = AccessWriter(engine.store, linger=30.0)
+    at = datetime.now(timezone.utc)
+    for _ in range(3):
+        assert writer.submit(Retrieval((memory.id,), None, at))
+    assert writer.flush(10)  # well before the 30 s linger ends
+    assert writes == [3]
+    assert engine.get(memory.id).state.access_count == 3
+    writer.close(10)
+
+
+def test_closing_waits_at_most_its_timeout(open_mem, url: str,
+                                          caplog: pytest.LogCaptureFixture) -> None:
+    """Behind a lock that is not released, close() gives up after its timeout and says how
+    much it did not record; the retrieval is still written once the lock is free."""
+    engine = open_mem(url)
+    memory = engine.add("The release train leaves every second Tuesday")
+    writer = AccessWriter(engine.store, linger=0)
+    release, holder = _holding_the_write_lock(engine)
+    try:
+        assert writer.submit(Retrieval((memory.id,), None, datetime.now(timezone.utc)))
+        with caplog.at_level("WARNING", logger="memoryd.access"):
+            writer.close(0.5)
+        assert "did not finish in 0.5s: 1 retrievals not recorded" in caplog.text
+        assert writer.pending == 1
+    finally:
+        release.set()
+        holder.join(60)
+    assert writer.flush(60) and writer.pending == 0 and writer.failed == 0
+    assert engine.get(memory.id).state.access_count == 1
+
+
+def test_an_engine_closes_after_its_database_is_gone(
+    open_mem, pg_server, pg_database, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """PostgreSQL dropped under an engine with a search still to record: close() returns
+    (after CLOSE_TIMEOUT, not the pool's 30 s wait per retry) and logs what it lost."""
+    from memoryd.engine.memory import access_writer
+
+    monkeypatch.setattr(access_writer, "CLOSE_TIMEOUT", 1.0)
+    url = pg_database()
+    engine = open_mem(url)
+    engine.add("Deploys to production need two approvals")
+    engine.search("deploy approvals", 3)
+    engine.settle()
+    engine.search("deploy approvals", 3)  # queued: the writer lingers before writing it
+    pg_server.drop_database(url)
+    with caplog.at_level("WARNING", logger="memoryd.access"):
+        engine.close()
+    assert "retrievals not recorded" in caplog.text or "at close failed" in caplog.text
 
 
 SCRIPT = """

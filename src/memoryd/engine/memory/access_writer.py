@@ -4,9 +4,11 @@ A search strengthens the memories it returns (:func:`scheduling.on_retrieved`: t
 count, and at most once per session the storage and retrieval strengths). Writing that
 takes the store's write lock, so :func:`record_retrieval` only queues the retrieval and
 returns; one :class:`AccessWriter` thread per engine writes what has queued, a batch per
-transaction. Each batch reads the memories' current states inside its transaction and
-applies the retrievals in the order they happened, so retrievals of the same memory
-queued together all count (none overwrites another).
+transaction. The writer waits :data:`LINGER_SECONDS` after a retrieval arrives for more to
+join it, so a run of searches costs one write instead of one each. Each batch reads the
+memories' current states inside its transaction and applies the retrievals in the order
+they happened, so retrievals of the same memory queued together all count (none
+overwrites another).
 
 Bounds and guarantees (docs/scaling.md, "Access recording"):
 
@@ -15,10 +17,12 @@ Bounds and guarantees (docs/scaling.md, "Access recording"):
   counted (:attr:`AccessWriter.dropped`, logged): a search never waits for the lock.
 * :meth:`AccessWriter.flush` (``Engine.settle()``) returns once everything queued before it
   is written; :meth:`AccessWriter.close` (``Engine.close()``, and at interpreter exit)
-  writes everything queued, then stops the thread. The thread is a daemon: it never keeps
+  writes everything queued, then stops the thread. It waits at most
+  :data:`CLOSE_TIMEOUT` seconds, so an unreachable store cannot hold up a shutdown (what
+  is then unwritten is lost and logged). The thread is a daemon: it never keeps
   a process alive.
 * A process killed outright (``kill -9``, power loss) loses the retrievals still queued:
-  at most the last batch or so, under load up to :data:`QUEUE_CAPACITY`.
+  those of the last :data:`LINGER_SECONDS` or so, under load up to :data:`QUEUE_CAPACITY`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import atexit
 import logging
 import queue
 import threading
+import time
 import weakref
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,6 +51,12 @@ log = logging.getLogger("memoryd.access")
 QUEUE_CAPACITY = 10_000
 #: Retrievals written per transaction at most.
 BATCH_SIZE = 256
+#: How long closing waits for the queued retrievals to be written, in seconds.
+CLOSE_TIMEOUT = 10.0
+#: How long the writer waits, after a retrieval arrives, for others to share its write.
+LINGER_SECONDS = 0.2
+#: Put on the queue by flush(): write what is queued now, without lingering.
+_NOW = object()
 
 
 @dataclass(frozen=True)
@@ -108,10 +119,11 @@ class AccessWriter:
     """A bounded queue of retrievals and the daemon thread that writes them in batches."""
 
     def __init__(self, store: Store, *, capacity: int = QUEUE_CAPACITY,
-                 batch_size: int = BATCH_SIZE) -> None:
+                 batch_size: int = BATCH_SIZE, linger: float = LINGER_SECONDS) -> None:
         self._store = store
         self._batch_size = batch_size
-        self._queue: queue.Queue[Retrieval | None] = queue.Queue(capacity)
+        self._linger = linger
+        self._queue: queue.Queue[Retrieval | object | None] = queue.Queue(capacity)
         self._lock = threading.Lock()
         self._progress = threading.Condition(self._lock)
         self._submitted = self._done = 0
@@ -171,21 +183,39 @@ class AccessWriter:
         False if ``timeout`` seconds passed first."""
         with self._progress:
             target = self._submitted
+            if self._done >= target:
+                return True
+        try:
+            self._queue.put_nowait(_NOW)  # cut the linger short
+        except queue.Full:
+            pass  # the writer is busy with a full queue: it does not linger
+        with self._progress:
             return self._progress.wait_for(lambda: self._done >= target, timeout)
 
     def close(self, timeout: float | None = None) -> None:
-        """Write everything queued, then stop the thread (idempotent)."""
+        """Write everything queued, then stop the thread (idempotent).
+
+        Waits at most ``timeout`` seconds (None: :data:`CLOSE_TIMEOUT`). A store that has
+        become unreachable must not hold up a shutdown: past the timeout the thread is
+        left behind (a daemon), and what it has not written is lost, with a warning.
+        """
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             thread = self._thread
-        if thread is not None:
-            try:  # after every queued retrieval; the writer makes room
-                self._queue.put(None, timeout=timeout)
-            except queue.Full:
-                log.warning("access writer did not drain its queue in %ss", timeout)
-            thread.join(timeout)
+        if thread is None:
+            return
+        timeout = CLOSE_TIMEOUT if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        try:  # after every queued retrieval; the writer makes room
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            pass
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            log.warning("access writer did not finish in %ss: %d retrievals not recorded",
+                        timeout, self.pending)
 
     def _start(self) -> None:
         """Start the writer thread on the first retrieval (called with the lock held)."""
@@ -198,43 +228,64 @@ class AccessWriter:
 
     def _run(self) -> None:
         while True:
-            first = self._queue.get()
-            batch = [first] if first is not None else []
-            stop = first is None
-            while not stop and len(batch) < self._batch_size:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                stop = item is None
-                if item is not None:
-                    batch.append(item)
+            batch, stop = self._next_batch()
             if batch:
                 self._write(batch)
             if stop:
                 return
+
+    def _next_batch(self) -> tuple[list[Retrieval], bool]:
+        """The next retrievals to write (waiting for the first, then lingering for more) and
+        whether the writer was told to stop after them."""
+        batch: list[Retrieval] = []
+        deadline: float | None = None
+        while len(batch) < self._batch_size:
+            try:
+                if deadline is None:
+                    item = self._queue.get()
+                    deadline = time.monotonic() + self._linger
+                else:
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if item is None:
+                return batch, True
+            if item is _NOW:
+                deadline = time.monotonic()  # take what is queued, then write
+                continue
+            batch.append(item)  # type: ignore[arg-type]
+        return batch, False
 
     def _write(self, batch: list[Retrieval]) -> None:
         failed = 0
         try:
             write_retrievals(self._store, batch)
         except Exception:
-            # One bad retrieval (a store error) must not cost the batch: retry one by one.
-            for retrieval in batch:
-                try:
-                    write_retrievals(self._store, [retrieval])
-                except Exception:
-                    failed += 1
-                    log.exception("recording a retrieval of %d memories failed",
-                                  len(retrieval.memory_ids))
+            if self._closed:  # shutting down: no retries against a failing store
+                failed = len(batch)
+                log.exception("recording %d retrievals at close failed", failed)
+            else:  # one bad retrieval (a store error) must not cost the batch
+                failed = self._write_one_by_one(batch)
         with self._progress:
             self._failed += failed
             self._done += len(batch)
             self._progress.notify_all()
+
+    def _write_one_by_one(self, batch: list[Retrieval]) -> int:
+        """Write each retrieval in its own transaction; how many failed (logged)."""
+        failed = 0
+        for retrieval in batch:
+            try:
+                write_retrievals(self._store, [retrieval])
+            except Exception:
+                failed += 1
+                log.exception("recording a retrieval of %d memories failed",
+                              len(retrieval.memory_ids))
+        return failed
 
 
 def _close_at_exit(ref: weakref.ref[AccessWriter]) -> None:
     """Write what is queued before the interpreter finalizes (no-op once closed)."""
     writer = ref()
     if writer is not None:
-        writer.close(timeout=10)
+        writer.close()
