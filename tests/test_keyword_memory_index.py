@@ -97,6 +97,10 @@ def assert_same(sql: Store, memory: Store, filters: SearchFilters = ALL, limit: 
     """The same candidates in the same order, but for the order of equal scores (the SQL sums
     a memory's terms in the order its rows come, so equal texts may differ in the last bit)."""
     for query in QUERIES:
+        terms = term_list(query_terms(query))
+        stats = memory.keyword_cache.corpus_stats(terms)  # the copy's, read without SQL
+        assert stats is not None and stats == sql.corpus_stats(terms), query
+        assert memory.keyword_candidates(terms, filters, now=NOW, limit=limit).stats == stats
         want, got = ranking(sql, query, filters, limit), ranking(memory, query, filters, limit)
         assert [s for s, _ in got] == [s for s, _ in want], query
         assert sorted(got) == sorted(want) or (  # ties cut at the limit may differ
@@ -143,6 +147,9 @@ def test_it_follows_the_writes_of_this_process(pair) -> None:
     assert added.id not in [c[0] for c in candidates(memory, "tau upsilon")]
     assert from_memory(memory, "tau") is not None  # still in step: no rebuild needed
     assert_same(sql, memory)
+    for words in ("tau upsilon", "psi omega", "zzz-unknown"):  # changed, packed, nobody's
+        terms = term_list(query_terms(words))
+        assert memory.keyword_cache.corpus_stats(terms) == sql.corpus_stats(terms)
 
 
 WRITER = textwrap.dedent("""

@@ -197,3 +197,7 @@ def test_term_counts_and_cosines_of_given_memories(store: Store, embed) -> None:
     want = embed(texts) @ query / np.linalg.norm(query)
     assert cos[memories[0].id] == pytest.approx(float(want[0]), abs=1e-5)
     assert cos[memories[1].id] == pytest.approx(float(want[1]), abs=1e-5)
+    assert store.cosines(ids, np.ones(8, dtype=np.float32)) == {}  # another model's dimension
+    assert store.cosines(ids, np.zeros_like(query)) == {}
+    store.delete(memories[0].id, ACTOR, purge=True)
+    assert set(store.cosines(ids, query)) == {memories[1].id}

@@ -59,7 +59,6 @@ from memoryd.store.domains import Assignment, AssignStatement, Domains
 from memoryd.store.filters import LIST_ORDERS, where
 from memoryd.store.graph_files import GraphFiles
 from memoryd.store.keyword_index import KeywordCache
-from memoryd.store.keyword_postings import FirstPass
 from memoryd.store.terms import FIRST_PASS, CandidateQuery
 from memoryd.store.transfer import Transfer
 from memoryd.store.translate import _translating
@@ -263,25 +262,26 @@ class Store(ABC):
         length and its count of each query term.
         """
         distinct = keywords.term_list(terms)
-        stats = keywords.corpus_stats(self.db, distinct)
+        cache = self.keyword_cache
+        held = (cache.ranked_first_pass(distinct, max(FIRST_PASS, limit), k1=k1, b=b)
+                if cache is not None and distinct and limit > 0 else None)
+        if held is None:  # no copy in memory (or out of step): the SQL reads and ranks
+            stats, query, first = keywords.corpus_stats(self.db, distinct), None, None
+        else:
+            stats, query, first = held
         if not distinct or limit <= 0 or stats.documents == 0:
             return KeywordPool(stats, [])
-        query = CandidateQuery.of(distinct, stats, k1, b)
+        if query is None:
+            query = CandidateQuery.of(distinct, stats, k1, b)
         clause, params = where(filters, now, self.db.dialect)
-        first = self._keyword_first_pass(query, max(FIRST_PASS, limit))
         return KeywordPool(stats, keywords.candidates(self.db, query, clause, params, limit,
                                                       first))
 
-    def _keyword_first_pass(self, query: CandidateQuery, limit: int) -> FirstPass | None:
-        """The best ``limit`` (rowid, BM25) before the filters, each described, from the
-        copy of the postings in memory (:mod:`memoryd.store.keyword_index`); None: the SQL
-        computes them."""
-        cache = self.keyword_cache
-        return cache.described_first_pass(query, limit) if cache is not None else None
-
     def corpus_stats(self, terms: Sequence[str]) -> bm25.CorpusStats:
         """N, the average length and the df of each of ``terms`` (as the keyword side reads them)."""
-        return keywords.corpus_stats(self.db, keywords.term_list(terms))
+        distinct = keywords.term_list(terms)
+        held = self.keyword_cache.corpus_stats(distinct) if self.keyword_cache else None
+        return keywords.corpus_stats(self.db, distinct) if held is None else held
 
     def term_counts(self, memory_ids: Sequence[str], terms: Sequence[str]) -> list[bm25.Candidate]:
         """The given memories' length and counts of ``terms`` (e.g. for vector candidates), in

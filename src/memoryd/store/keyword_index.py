@@ -29,11 +29,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from memoryd.heap import release_free_memory
+from memoryd.retrieval.bm25 import CorpusStats
 from memoryd.store.keyword_postings import Described, FirstPass, KeywordIndex, check_stop, load
+from memoryd.store.terms import CandidateQuery
 
 if TYPE_CHECKING:
     from memoryd.store.database import Database
-    from memoryd.store.terms import CandidateQuery
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +87,24 @@ class KeywordCache:
     def described_first_pass(self, query: CandidateQuery, limit: int) -> FirstPass | None:
         """:meth:`first_pass` with each memory's length, counts of the query terms and topic."""
         with self._caught_up() as index:
+            return None if index is None else _described(index, query, limit)
+
+    def ranked_first_pass(self, terms: Sequence[str], limit: int, *, k1: float, b: float
+                          ) -> tuple[CorpusStats, CandidateQuery, FirstPass] | None:
+        """The corpus statistics of ``terms``, the BM25 query they make and its described
+        first pass, all read at one moment of the copy (no statement for the statistics),
+        or None: ask the SQL."""
+        with self._caught_up() as index:
             if index is None:
                 return None
-            pairs = index.first_pass(query, limit)
-            described = index.describe([r for r, _ in pairs], query.terms)
-            return FirstPass(pairs, {r: d for (r, _), d in zip(pairs, described)})
+            stats = index.corpus_stats(terms)
+            query = CandidateQuery.of(terms, stats, k1, b)
+            return stats, query, _described(index, query, limit)
+
+    def corpus_stats(self, terms: Sequence[str]) -> CorpusStats | None:
+        """N, the average length and the df of each of ``terms``, or None: ask the SQL."""
+        with self._caught_up() as index:
+            return None if index is None else index.corpus_stats(terms)
 
     def term_counts(self, memory_ids: Sequence[str], terms: Sequence[str]
                     ) -> dict[str, Described] | None:
@@ -194,6 +208,12 @@ class KeywordCache:
         self._closing.set()
         self.wait()
         self._index = None
+
+
+def _described(index: KeywordIndex, query: CandidateQuery, limit: int) -> FirstPass:
+    pairs = index.first_pass(query, limit)
+    described = index.describe([r for r, _ in pairs], query.terms)
+    return FirstPass(pairs, {r: d for (r, _), d in zip(pairs, described)})
 
 
 def _apply(db: Database, conn: Any, index: KeywordIndex, memory_ids: Sequence[str]) -> None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memoryd.retrieval.bm25 import CorpusStats
+
 if TYPE_CHECKING:
     from memoryd.store.database import Database
     from memoryd.store.terms import CandidateQuery
@@ -99,6 +101,20 @@ class KeywordIndex:
                 or self._hash_at[rowid] != key:
             return None
         return rowid
+
+    def corpus_stats(self, terms: Sequence[str]) -> CorpusStats:
+        """N, the average length and the df of each of ``terms`` (those some memory holds),
+        as :func:`memoryd.store.terms.corpus_stats` reads them from the tables."""
+        df: dict[str, int] = {}
+        for term in dict.fromkeys(terms):
+            start, end = self._slices.get(term, (0, 0))
+            held = end - start - int(self._shadowed[self._rowids[start:end]].sum()) \
+                if end > start else 0
+            held += len(self._overlay_terms.get(term, ()))
+            if held > 0:
+                df[term] = held
+        documents = self.documents
+        return CorpusStats(documents, self.total_terms / documents if documents else 0.0, df)
 
     def describe(self, rowids: Sequence[int], terms: Sequence[str]) -> list[Described]:
         """Each memory's length, counts of ``terms`` and topic (rowids the index holds)."""
