@@ -1,9 +1,9 @@
 """The two sides of a search run at once, and many searches run at once.
 
 A search scores its keyword candidates on the caller's thread while a worker embeds the
-query and searches the vector side (memoryd.engine.memory.candidates.gather). On both backends:
-the vector side really runs on a worker, and searches from many threads at once (more than
-there are workers) each return exactly what the same search returns alone.
+query (memoryd.engine.memory.candidates.gather). On both backends: the embedding really runs
+on a worker meanwhile, and searches from many threads at once (more than there are workers)
+each return exactly what the same search returns alone.
 """
 
 from __future__ import annotations
@@ -61,23 +61,32 @@ def ranking(mem: Engine, query: str) -> list[tuple[str, float]]:
             for h in mem.search(query, 5, record_access=False)]
 
 
-def test_the_vector_side_runs_on_a_worker(engine: Engine, monkeypatch) -> None:
+def test_the_query_is_embedded_on_a_worker_while_the_keyword_side_runs(
+    engine: Engine, monkeypatch
+) -> None:
     seen: dict[str, str] = {}
-    store = engine.store
-    vector_search, keyword_candidates = store.vector_search, store.keyword_candidates
+    keyword_started = threading.Event()
+    store, embedder = engine.store, engine.embedder
+    keyword_candidates, embed_query = store.keyword_candidates, embedder.embed_query
 
-    def spy(name, method):
-        def call(*args, **kwargs):
-            seen[name] = threading.current_thread().name
-            return method(*args, **kwargs)
-        return call
+    def keyword_spy(*args, **kwargs):
+        seen["keyword"] = threading.current_thread().name
+        keyword_started.set()
+        return keyword_candidates(*args, **kwargs)
 
-    monkeypatch.setattr(store, "vector_search", spy("vector", vector_search))
-    monkeypatch.setattr(store, "keyword_candidates", spy("keyword", keyword_candidates))
+    def embed_spy(query):
+        seen["embed"] = threading.current_thread().name
+        # Run sequentially, the keyword side would not start before this returns.
+        seen["overlapped"] = str(keyword_started.wait(30))
+        return embed_query(query)
+
+    monkeypatch.setattr(store, "keyword_candidates", keyword_spy)
+    monkeypatch.setattr(embedder, "embed_query", embed_spy)
     hits = engine.search("which day do deploys go out?", 3, record_access=False)
     assert hits[0].memory.content.startswith("Deploys")
     assert seen["keyword"] == threading.current_thread().name
-    assert seen["vector"].startswith("memoryd-vector-side")
+    assert seen["embed"].startswith("memoryd-query-vector")
+    assert seen["overlapped"] == "True"
 
 
 def test_concurrent_searches_rank_as_alone(engine: Engine) -> None:

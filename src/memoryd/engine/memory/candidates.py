@@ -17,13 +17,11 @@ same in every case.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Callable, Literal
 
 import numpy as np
 
 from memoryd.engine.context import EngineContext
-from memoryd.engine.memory import workers
 from memoryd.engine.memory.instruction_topics import topic_cosines
 from memoryd.models import KeywordHit, SearchFilters, SearchHit, VectorHit
 from memoryd.retrieval.bm25 import Candidate, CorpusStats
@@ -53,24 +51,26 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
     """The best ``pool`` of each side the mode uses, each described by both sides (without a
     query vector, keyword-mode only: the keyword candidates without their cosines).
 
-    The vector side (waiting for ``query_vector``, the nearest memories and their term
-    counts) runs on a worker while the keyword side runs here, so that the query can be
-    embedded and the two sides searched meanwhile (:mod:`memoryd.engine.memory.query_vector`).
+    The keyword side runs first, while the query is still being embedded on a worker
+    (:mod:`memoryd.engine.memory.query_vector`); the vector side then runs here too. Running
+    it on a second worker gained nothing: its statements and array work are short, and the
+    threads' hand-offs of the GIL cost more (bench/results/search_sides.md).
     """
     settings, now = ctx.settings, ctx.clock()
-    vector_side = (workers.pool("vector-side").submit(
-        _vector_side, ctx, terms, query_vector, filters, now, pool)
-        if mode != "keyword" else None)
     keyword = (ctx.store.keyword_candidates(terms, filters, now=now, limit=pool,
                                             k1=settings.bm25_k1, b=settings.bm25_b)
                if mode != "vector" else None)
-    if vector_side is not None:
-        vector, nearest, counted = vector_side.result()
-    else:
-        vector, nearest, counted = query_vector(), [], []
     found = keyword.candidates if keyword is not None else []
     keyword_ids = {c.memory_id for c in found}
-    extra = [c for c in counted if c.memory_id not in keyword_ids]
+    vector = query_vector()
+    if mode != "keyword":
+        if vector is None:
+            raise ValueError("a search other than keyword mode needs the query vector")
+        nearest = ctx.store.vector_search(vector, filters, now=now, limit=pool)
+        extra = ctx.store.term_counts(
+            [h.memory_id for h in nearest if h.memory_id not in keyword_ids], terms)
+    else:
+        nearest, extra = [], []
     cosines = {h.memory_id: h.similarity for h in nearest}
     unseen = [c.memory_id for c in found if c.memory_id not in cosines]
     if unseen and vector is not None:
@@ -87,19 +87,6 @@ def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.n
         query_vector=vector,
         pool=pool,
     )
-
-
-def _vector_side(ctx: EngineContext, terms: list[str],
-                 query_vector: Callable[[], np.ndarray | None], filters: SearchFilters,
-                 now: datetime, pool: int) -> tuple[np.ndarray, list[VectorHit], list[Candidate]]:
-    """The query vector, its ``pool`` nearest memories and their counts of ``terms`` (all of
-    them: which are keyword candidates too is not known yet, and counting a few more costs
-    less than waiting)."""
-    vector = query_vector()
-    if vector is None:
-        raise ValueError("a search other than keyword mode needs the query vector")
-    nearest = ctx.store.vector_search(vector, filters, now=now, limit=pool)
-    return vector, nearest, ctx.store.term_counts([h.memory_id for h in nearest], terms)
 
 
 def score(ctx: EngineContext, evidence: Evidence, room: float = 0.0) -> list[ScoredCandidate]:

@@ -1,10 +1,9 @@
 """Thread pools of the read path, one per kind of job, made anew in a forked child.
 
-A search runs its keyword side on the caller's thread while the query is embedded and the
-vector side searched on workers: the stores' statements and the model's forward pass let go
-of the GIL, so on two cores the sides overlap. Each kind of job has its own pool because a
-vector-side job waits for the query's embedding: in one shared pool, concurrent searches
-could fill every worker with jobs waiting for embeddings that have no worker left to run on.
+A search runs its keyword side on the caller's thread while the query is embedded on a
+worker (``query-vector``): the model's forward pass lets go of the GIL, so on two cores the
+two overlap. Each kind of job has its own pool, so that a job that waits for another kind
+can never fill the workers that kind needs.
 """
 
 from __future__ import annotations
