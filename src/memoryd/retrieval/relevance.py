@@ -25,6 +25,7 @@ separate model, the answer score of :mod:`memoryd.retrieval.answer`.
 
     >>> first = CandidateFeatures(cosine=0.4, cosine_gap=0.0, coverage=1.0, saturation=1.0,
     ...     keyword_lead=1.0, keyword_rr=reciprocal_rank(1, 10), vector_rr=reciprocal_rank(1, 10))
+    >>> from dataclasses import replace
     >>> tenth = replace(first, keyword_rr=0.0, vector_rr=reciprocal_rank(10, 10))
     >>> DEFAULT_MODEL.probability(first) > DEFAULT_MODEL.probability(tenth)
     True
@@ -35,7 +36,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from memoryd.retrieval.answer import DEFAULT_ANSWER_MODEL, AnswerModel, pair_readings
 from memoryd.retrieval.bm25 import DEFAULT_B, DEFAULT_K1, Candidate, CorpusStats, keyword_evidence
@@ -104,6 +105,17 @@ class RelevanceModel:
     def logit(self, features: CandidateFeatures) -> float:
         return (self.intercept + sum(w * x for w, x in zip(self.weights, features.as_tuple()))
                 + self.topic_lift(features.topic_cosine))
+
+    def logits(self, features: Sequence[CandidateFeatures]) -> tuple[list[float], list[float]]:
+        """Each candidate's log-odds without its topic lift and with it (:meth:`logit`)."""
+        plain: list[float] = []
+        lifted: list[float] = []
+        unlifted = self.topic_lift(0.0)
+        for f in features:
+            direct = self.intercept + sum(w * x for w, x in zip(self.weights, f.as_tuple()))
+            plain.append(direct + unlifted)
+            lifted.append(direct + self.topic_lift(f.topic_cosine))
+        return plain, lifted
 
     def topic_lift(self, topic_cosine: float) -> float:
         """The log-odds a conditional instruction gains from its topic reading (>= 0)."""
@@ -205,8 +217,7 @@ def relevance_scores(
     features = candidate_features(cosines, [e.coverage for e in evidence],
                                   [e.saturation for e in evidence], [e.score for e in evidence],
                                   topic_cosines, ranks, model.rank_k)
-    logits = below_best_direct([model.logit(replace(f, topic_cosine=0.0)) for f in features],
-                               [model.logit(f) for f in features], instruction_gap)
+    logits = below_best_direct(*model.logits(features), instruction_gap)
     scored = [
         ScoredCandidate(e.memory_id, _sigmoid(z), c, e.score, e.coverage,
                         answer_model.probability(pair_readings(c, e.coverage)))
