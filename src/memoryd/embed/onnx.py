@@ -257,10 +257,11 @@ class OnnxEmbedder(LazyModelEmbedder):
             return self.embed_one(text)
         with self._infer_lock:
             ids = model.tokenizer.encode(text).ids
-        if len(ids) > QUERY_COPY_MAX_TOKENS:
-            return self.embed_one(text)
+        # Longer queries run the float path (as fast from about 50 tokens on), on these ids.
+        session = model.session if len(ids) <= QUERY_COPY_MAX_TOKENS else \
+            self._float_session(model)
         batch = pad([ids], np.arange(1))
-        return self._checked_run(lambda: self._infer(model, model.session, batch), 1)[0]
+        return self._checked_run(lambda: self._infer(model, session, batch), 1)[0]
 
     def _float_session(self, model: _Loaded) -> Any:
         """The session that embeds memories: the model's own, loaded when first needed if
