@@ -89,6 +89,32 @@ def test_the_query_is_embedded_on_a_worker_while_the_keyword_side_runs(
     assert seen["overlapped"] == "True"
 
 
+def test_with_the_vector_given_the_sides_overlap_only_where_a_server_runs_them(
+    engine: Engine, monkeypatch
+) -> None:
+    """PostgreSQL runs both sides' statements in its own processes, so with the query vector
+    in hand the vector side starts on a worker at once; SQLite runs it after the keyword side
+    on the caller's thread. Either way the ranking is the same."""
+    seen: list[str] = []
+    vector_search = engine.store.vector_search
+
+    def spy(*args, **kwargs):
+        seen.append(threading.current_thread().name)
+        return vector_search(*args, **kwargs)
+
+    query = "which day do deploys go out?"
+    vector = engine.embedder.embed_query(query)
+    alone = ranking(engine, query)
+    monkeypatch.setattr(engine.store, "vector_search", spy)
+    given = [(h.memory.id, round(h.score, 9))
+             for h in engine.search(query, 5, query_vector=vector, record_access=False)]
+    assert given == alone
+    if engine.store.backend == "postgresql":
+        assert seen[0].startswith("memoryd-vector-side")
+    else:
+        assert set(seen) == {threading.current_thread().name}
+
+
 def test_concurrent_searches_rank_as_alone(engine: Engine) -> None:
     alone = {q: ranking(engine, q) for q in QUERIES}
     assert all(alone.values())

@@ -103,6 +103,10 @@ class Store(ABC):
 
     #: The copy of the keyword postings in memory, when the backend keeps one.
     keyword_cache: KeywordCache | None = None
+    #: Whether a search's keyword and vector sides gain from running at once, on two
+    #: threads: where their statements run in a server process (PostgreSQL). In process
+    #: (SQLite) the threads' hand-offs of the interpreter lock cost more than they overlap.
+    overlapping_sides: ClassVar[bool] = False
 
     def __init__(self, db: Database, *, assign: AssignStatement, transfer: Transfer) -> None:
         """Compose the store over ``db``: every part shares it (and its transactions)."""

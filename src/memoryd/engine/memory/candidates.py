@@ -17,11 +17,13 @@ same in every case.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 
 from memoryd.engine.context import EngineContext
+from memoryd.engine.memory import workers
+from memoryd.engine.memory.query_vector import QueryVector
 from memoryd.engine.memory.instruction_topics import topic_cosines
 from memoryd.models import KeywordHit, SearchFilters, SearchHit, VectorHit
 from memoryd.retrieval.bm25 import Candidate, CorpusStats
@@ -46,27 +48,34 @@ class Evidence:
     pool: int = 50  # how many candidates each side contributed at most
 
 
-def gather(ctx: EngineContext, terms: list[str], query_vector: Callable[[], np.ndarray | None],
+def gather(ctx: EngineContext, terms: list[str], query_vector: QueryVector,
            filters: SearchFilters, mode: SearchMode, pool: int) -> Evidence:
     """The best ``pool`` of each side the mode uses, each described by both sides (without a
     query vector, keyword-mode only: the keyword candidates without their cosines).
 
     The keyword side runs first, while the query is still being embedded on a worker
-    (:mod:`memoryd.engine.memory.query_vector`); the vector side then runs here too. Running
-    it on a second worker gained nothing: its statements and array work are short, and the
-    threads' hand-offs of the GIL cost more (bench/results/search_sides.md).
+    (:mod:`memoryd.engine.memory.query_vector`); the vector side then runs here too. Only
+    with the vector in hand and a store whose sides overlap (``Store.overlapping_sides``)
+    does the vector side start on a worker at once: otherwise the threads' hand-offs cost
+    more than the overlap saves (bench/results/search_sides_*_100k*.md).
     """
     settings, now = ctx.settings, ctx.clock()
+    at_once = (mode == "hybrid" and query_vector.ready and ctx.store.overlapping_sides
+               and query_vector.get() is not None)
+    vector_side = (workers.pool("vector-side").submit(
+        ctx.store.vector_search, query_vector.get(), filters, now=now, limit=pool)
+        if at_once else None)
     keyword = (ctx.store.keyword_candidates(terms, filters, now=now, limit=pool,
                                             k1=settings.bm25_k1, b=settings.bm25_b)
                if mode != "vector" else None)
     found = keyword.candidates if keyword is not None else []
     keyword_ids = {c.memory_id for c in found}
-    vector = query_vector()
+    vector = query_vector.get()
     if mode != "keyword":
         if vector is None:
             raise ValueError("a search other than keyword mode needs the query vector")
-        nearest = ctx.store.vector_search(vector, filters, now=now, limit=pool)
+        nearest = (vector_side.result() if vector_side is not None
+                   else ctx.store.vector_search(vector, filters, now=now, limit=pool))
         extra = ctx.store.term_counts(
             [h.memory_id for h in nearest if h.memory_id not in keyword_ids], terms)
     else:

@@ -34,6 +34,11 @@ class QueryVector:
             return cls(given)
         return cls(None, pool("query-vector").submit(lambda: embedder.embed_query(query)))
 
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`get` returns without waiting (the vector was given, or is done)."""
+        return self._pending is None or self._pending.done()
+
     def get(self) -> np.ndarray | None:
         """The vector (waiting for it if it is being computed), or None if not wanted."""
         if self._pending is not None:

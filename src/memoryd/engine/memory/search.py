@@ -27,7 +27,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -51,7 +50,6 @@ from memoryd.retrieval.tokens import query_terms
 __all__ = ["SearchMode", "SearchOptions", "run_search"]
 
 _TIER_PASSES: tuple[list[Tier], ...] = (["hot"], ["hot", "warm"])
-VectorSource = Callable[[], np.ndarray | None]
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ def run_search(
     # on a worker thread while the keyword side runs.
     vector = QueryVector.start(ctx.embedder, query, query_vector, embed=options.embed_query)
     cues = _cues(ctx, query, options)
-    hits = _tiered_candidates(ctx, query_terms(query), vector.get, filters, options, cues)
+    hits = _tiered_candidates(ctx, query_terms(query), vector, filters, options, cues)
     if _by_relevance(ctx, options) and (options.cognitive or cues.room > 0):
         hits = _near_ties(ctx, hits, options, cues)
     if options.min_score is not None:
@@ -152,7 +150,7 @@ def _weights(ctx: EngineContext) -> RankingWeights:
                           half_life_days=s.recency_half_life_days)
 
 
-def _tiered_candidates(ctx: EngineContext, terms: list[str], vector: VectorSource,
+def _tiered_candidates(ctx: EngineContext, terms: list[str], vector: QueryVector,
                        filters: SearchFilters, options: SearchOptions,
                        cues: QueryCues) -> list[SearchHit]:
     settings = ctx.settings
@@ -179,7 +177,7 @@ def _has_colder(ctx: EngineContext, tiers: list[Tier]) -> bool:
 _SPARE = 5
 
 
-def _candidates(ctx: EngineContext, terms: list[str], vector: VectorSource,
+def _candidates(ctx: EngineContext, terms: list[str], vector: QueryVector,
                 filters: SearchFilters, options: SearchOptions, room: float) -> list[SearchHit]:
     pool = max(ctx.settings.candidate_pool, options.limit)
     evidence = gather(ctx, terms, vector, filters, options.mode, pool)

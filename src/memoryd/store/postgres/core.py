@@ -64,6 +64,7 @@ class PostgresStore(Store):
     """
 
     backend = "postgresql"
+    overlapping_sides = True
     driver_errors = (psycopg.Error,)
 
     def __init__(self, url: str, *, ef_search: int = 128, create: bool = True,
