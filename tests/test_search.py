@@ -360,3 +360,27 @@ def test_a_search_while_the_model_loads_waits_for_it_a_bounded_time(store_url, s
         hits = cold.search("when do we ship?", 5)
         assert cold.model_ready and hits[0].memory.content.startswith("Deploys go out")
         assert hits[0].semantic_similarity is not None and hits[0].keyword_rank is None
+
+
+def test_memories_deleted_after_ranking_are_stood_in_for(store_url, open_mem,
+                                                         monkeypatch) -> None:
+    """Search reads only the first ``limit`` ranked memories; when some are gone by then
+    (deleted by another writer between ranking and reading), the next ones take their
+    places and the search still returns ``limit`` hits."""
+    from memoryd.engine.memory import search as search_mod
+
+    mem = open_mem(store_url)
+    mem.add_many([{"content": f"Deploy note {i}: production deploys need review"}
+                  for i in range(8)])
+    want = [h.memory.id for h in mem.search("production deploys", 8, record_access=False)]
+    real = search_mod.ordered
+
+    def ranked_then_two_deleted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        ranked = real(*args, **kwargs)
+        for s, _ in ranked[:2]:
+            mem.store.delete(s.memory_id, mem.context.actor, purge=True)
+        return ranked
+
+    monkeypatch.setattr(search_mod, "ordered", ranked_then_two_deleted)
+    got = [h.memory.id for h in mem.search("production deploys", 3, record_access=False)]
+    assert got == want[2:5]

@@ -134,21 +134,33 @@ def ordered(ctx: EngineContext, evidence: Evidence, scored: list[ScoredCandidate
 
 
 def hits_of(ctx: EngineContext, evidence: Evidence, ranked: list[tuple[ScoredCandidate, float]],
-            head: int) -> list[SearchHit]:
+            head: int, want: int = 0) -> list[SearchHit]:
     """The first ``head`` ranked candidates as hits, with their memories (those the caller
-    may see and that still exist)."""
-    chosen = ranked[:head]
-    memories = ctx.get_many([s.memory_id for s, _ in chosen])
-    return [
-        SearchHit(
-            memory=memories[s.memory_id],
-            score=s.answer,
-            fused_score=fused,
-            keyword_rank=evidence.keyword_rank.get(s.memory_id),
-            keyword_score=s.bm25 if s.bm25 > 0 else None,
-            semantic_rank=evidence.vector_rank.get(s.memory_id),
-            semantic_similarity=s.cosine,
-        )
-        for s, fused in chosen
-        if s.memory_id in memories
-    ]
+    may see and that still exist). When fewer than ``want`` of them are left (deleted or
+    hidden since they were ranked), the next candidates stand in for them."""
+    hits: list[SearchHit] = []
+    start, end = 0, head
+    while start < len(ranked):
+        chosen = ranked[start:end]
+        memories = ctx.get_many([s.memory_id for s, _ in chosen])
+        hits += [
+            SearchHit(
+                memory=memories[s.memory_id],
+                score=s.answer,
+                fused_score=fused,
+                keyword_rank=evidence.keyword_rank.get(s.memory_id),
+                keyword_score=s.bm25 if s.bm25 > 0 else None,
+                semantic_rank=evidence.vector_rank.get(s.memory_id),
+                semantic_similarity=s.cosine,
+            )
+            for s, fused in chosen
+            if s.memory_id in memories
+        ]
+        if len(hits) >= want:
+            break
+        start, end = end, end + max(want - len(hits), _STAND_INS)
+    return hits
+
+
+#: Candidates read at least, after the first ``head``, when some of those are gone.
+_STAND_INS = 5

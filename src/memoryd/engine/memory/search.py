@@ -174,26 +174,23 @@ def _has_colder(ctx: EngineContext, tiers: list[Tier]) -> bool:
     ) > 0
 
 
-_SPARE = 5
-
-
 def _candidates(ctx: EngineContext, terms: list[str], vector: QueryVector,
                 filters: SearchFilters, options: SearchOptions, room: float) -> list[SearchHit]:
     pool = max(ctx.settings.candidate_pool, options.limit)
     evidence = gather(ctx, terms, vector, filters, options.mode, pool)
     ranked = ordered(ctx, evidence, score(ctx, evidence, room), options.mode)
     # Diversifying, or a min_score on the answer score (not monotonic in the ranking), may
-    # reach past the limit; otherwise a few spare hits stand in for memories deleted (or
-    # hidden) between ranking and reading them.
+    # reach past the limit; otherwise the next candidates are read only to stand in for
+    # memories deleted (or hidden) between ranking and reading them.
     wide = options.mmr or options.min_score is not None
-    head = max(options.limit * 3, 30) if wide else options.limit + _SPARE
+    head = max(options.limit * 3, 30) if wide else options.limit
     if room > 0 and len(ranked) > options.limit:
         # Hydrate every hit the near-tie reorder (``room`` log-odds) could lift into the
         # first ``limit``.
         floor = logit(ranked[options.limit - 1][0].probability) - room
         while head < len(ranked) and logit(ranked[head][0].probability) >= floor:
             head += 1
-    return hits_of(ctx, evidence, ranked, head)
+    return hits_of(ctx, evidence, ranked, head, want=options.limit)
 
 
 def _diversify(ctx: EngineContext, hits: list[SearchHit], limit: int, lam: float) -> list[SearchHit]:
