@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
                                for f in rs[0]["searched"]},
                   "peak": statistics.median(r["peak"] for r in rs)} for v, rs in runs.items()}
     result = {"benchmark": "serve_memory", "started": started, "memories": memories,
-              "command": "python -m bench.scale.serve_memory " + " ".join(argv),
+              "command": "python -m bench.scale.serve_memory " + " ".join(sys.argv[1:] if argv is None else argv),
               "previous": str(args.previous or args.previous_ref), "runs_each": args.runs,
               "searches": args.searches, "machine": machine_info(), "median": median,
               "runs": runs}
