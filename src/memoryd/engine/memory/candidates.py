@@ -23,8 +23,8 @@ import numpy as np
 
 from memoryd.engine.context import EngineContext
 from memoryd.engine.memory import workers
-from memoryd.engine.memory.query_vector import QueryVector
 from memoryd.engine.memory.instruction_topics import topic_cosines
+from memoryd.engine.memory.query_vector import QueryVector
 from memoryd.models import KeywordHit, SearchFilters, SearchHit, VectorHit
 from memoryd.retrieval.bm25 import Candidate, CorpusStats
 from memoryd.retrieval.fusion import reciprocal_rank_fusion
@@ -133,6 +133,10 @@ def ordered(ctx: EngineContext, evidence: Evidence, scored: list[ScoredCandidate
     return [(by_id[f.memory_id], f.fused) for f in fused if f.memory_id in by_id]
 
 
+#: Candidates read at least, after the first ``head``, when some of those are gone.
+_STAND_INS = 5
+
+
 def hits_of(ctx: EngineContext, evidence: Evidence, ranked: list[tuple[ScoredCandidate, float]],
             head: int, want: int = 0) -> list[SearchHit]:
     """The first ``head`` ranked candidates as hits, with their memories (those the caller
@@ -160,7 +164,3 @@ def hits_of(ctx: EngineContext, evidence: Evidence, ranked: list[tuple[ScoredCan
             break
         start, end = end, end + max(want - len(hits), _STAND_INS)
     return hits
-
-
-#: Candidates read at least, after the first ``head``, when some of those are gone.
-_STAND_INS = 5
