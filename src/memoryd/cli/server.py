@@ -88,27 +88,25 @@ def _why_not(exc: OSError, host: str, port: int) -> str:
     return f"cannot listen on {host} port {port}: {reason}"
 
 
-def warm_in_background(engine: Engine,
-                       writes_after: threading.Event | None = None) -> threading.Thread:
-    """Load the embedding model on a thread, so the first search need not wait ~1-6 s; what
-    embeds memories loads once ``writes_after`` is set (at once without it), so that it does
-    not compete with the start for the CPU.
+def warm_in_background(engine: Engine) -> threading.Thread:
+    """Load the embedding model on a thread, so the first search need not wait ~1-6 s: the
+    query side first, then what embeds memories. Both load during the start, while the heap
+    is still small: loaded after it, the second session's passing buffers came on top of the
+    loaded indexes and raised the peak by about 55 MB, and ready was no sooner
+    (bench/results/serve_memory.md, cold_start.md).
 
     Not a daemon thread: the interpreter waits for it at exit. A daemon thread still inside
     the model runtime's native code when Python finalizes is stopped by force, and ONNX
     Runtime answers that with "terminate called without an active exception" (SIGABRT).
     Loading a model takes a bounded time, so waiting for it is the clean way out.
     """
-    thread = threading.Thread(target=_warm, args=(engine, writes_after), name="memoryd-warm")
+    thread = threading.Thread(target=_warm, args=(engine,), name="memoryd-warm")
     thread.start()
     return thread
 
 
-def _warm(engine: Engine, writes_after: threading.Event | None) -> None:
+def _warm(engine: Engine) -> None:
     try:
-        if writes_after is not None:
-            engine.warm(writes=False)
-            writes_after.wait()
         engine.warm()
     except Exception:  # noqa: BLE001 - a failed warm-up resurfaces on the first search
         pass
@@ -156,7 +154,7 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     settings = _warn_of_exposure(settings, bind_host)
-    warm_in_background(engine, writes_after=started)
+    warm_in_background(engine)
     shown = f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host
     console.print(f"memoryd serving on http://{shown}:{sock.getsockname()[1]} (MCP at /mcp)")
 
