@@ -206,8 +206,11 @@ def test_an_engine_closes_after_its_database_is_gone(
     engine.settle()
     engine.search("deploy approvals", 3)  # queued: the writer lingers before writing it
     pg_server.drop_database(url)
+    closer = threading.Thread(target=engine.close, daemon=True)
     with caplog.at_level("WARNING", logger="memoryd.access"):
-        engine.close()
+        closer.start()
+        closer.join(20)  # well under the pool's 30 s wait for a connection
+        assert not closer.is_alive(), "close() waited for the dropped database"
     assert "retrievals not recorded" in caplog.text or "at close failed" in caplog.text
 
 

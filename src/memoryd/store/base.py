@@ -28,7 +28,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Iterator, Literal
 
 import numpy as np
@@ -321,14 +321,7 @@ class Store(ABC):
     def cosines(self, memory_ids: Sequence[str], vector: np.ndarray) -> dict[str, float]:
         """Cosine similarity of the given memories' vectors to ``vector`` (e.g. for keyword
         candidates); memories without a vector of its dimension are left out."""
-        query = np.asarray(vector, dtype=np.float64)
-        norm = float(np.linalg.norm(query))
-        out: dict[str, float] = {}
-        for memory_id, stored in self.vectors(list(dict.fromkeys(memory_ids))).items():
-            v = np.asarray(stored, dtype=np.float64)
-            if v.shape == query.shape and norm > 0 and np.any(v):
-                out[memory_id] = float(v @ query / (np.linalg.norm(v) * norm))
-        return out
+        return cosines_to(self.vectors(list(dict.fromkeys(memory_ids))), vector)
 
     def vector_search(
         self, vector: np.ndarray, filters: SearchFilters, *, now: datetime, limit: int
@@ -421,3 +414,18 @@ _TRANSLATED = (
     "history", "changes_since", "changes_between", "last_seq", "ledger_entries", "ledger_head",
     "stats", "upsert_edges", "edges_of", "expire_edge", "edges_from", "mark_accessed", "close",
 )
+
+
+def cosines_to(vectors: Mapping[str, np.ndarray], vector: np.ndarray) -> dict[str, float]:
+    """Cosine similarity of each of ``vectors`` to ``vector``, in one product; vectors of
+    another dimension, and zero vectors, are left out."""
+    query = np.asarray(vector, dtype=np.float64)
+    ids = [i for i, v in vectors.items() if np.shape(v) == query.shape]
+    norm = float(np.linalg.norm(query))
+    if not ids or norm == 0:
+        return {}
+    rows = np.asarray([vectors[i] for i in ids], dtype=np.float64)
+    lengths = np.linalg.norm(rows, axis=1)
+    sims = rows @ query
+    return {i: float(sim / (length * norm))
+            for i, sim, length in zip(ids, sims, lengths) if length > 0}

@@ -8,10 +8,10 @@ length and counts of the query terms, for the keyword candidates and for the vec
 nearest memories (:meth:`KeywordCache.term_counts`), so that neither waits on a statement
 for them, and the corpus statistics BM25 weighs the terms by (the number of memories, their
 average length and each term's document frequency: :meth:`KeywordCache.ranked_first_pass`
-reads them and ranks at the same moment of the copy). The filters and the order by score then id stay the store's SQL, so a search
-ranks exactly as the SQL-only path does, but for the order of memories whose scores differ
-in the last bit (:meth:`KeywordIndex.first_pass` sums a memory's terms in the query's
-order; the SQL sums them in the order its rows come).
+reads them and ranks at the same moment of the copy). The filters and the order by score
+then id stay the store's SQL, so a search ranks exactly as the SQL-only path does, but for
+the order of memories whose scores differ in the last bit (:meth:`KeywordIndex.first_pass`
+sums a memory's terms in the query's order; the SQL sums them in the order its rows come).
 
 The copy is kept in step with the tables from one place, :meth:`KeywordCache.first_pass`:
 before it answers, it reads the newest change sequence number (``history``), re-reads the

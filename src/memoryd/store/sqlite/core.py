@@ -14,7 +14,7 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -226,10 +226,6 @@ class SQLiteStore(Store):
 
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
         return self.vector_cache.vectors(memory_ids)
-
-    def cosines(self, memory_ids: Sequence[str], vector: np.ndarray) -> dict[str, float]:
-        found = self.vector_cache.cosines(list(memory_ids), vector)
-        return super().cosines(memory_ids, vector) if found is None else found
 
     def stats(self) -> StoreStats:
         with self.db.read() as conn:

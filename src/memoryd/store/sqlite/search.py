@@ -298,21 +298,6 @@ class VectorCache:
             id_of.update({r[0]: r[1] for r in rows})
         return [VectorHit(memory_id=id_of[k], similarity=s) for k, s in hits if k in id_of]
 
-    def cosines(self, memory_ids: list[str], vector: np.ndarray) -> dict[str, float] | None:
-        """Cosine similarity of the given memories' vectors to ``vector``, from the index
-        (only the row ids are read from the table); None when the index does not hold
-        vectors of that dimension (e.g. during a re-embed): ask the table then."""
-        self.sync()
-        index = self.index
-        if index is None or np.shape(vector) != (index.dims,):
-            return None
-        id_of: dict[int, str] = {}
-        for chunk in self.db.chunks(list(dict.fromkeys(memory_ids))):
-            rows = self.db.rows(f"SELECT m.rowid, m.id FROM memories m WHERE m.id IN "
-                                f"({self.db.marks(len(chunk))})", chunk)
-            id_of.update({r[0]: r[1] for r in rows})
-        return {id_of[k]: s for k, s in index.similarities(id_of, vector).items()}
-
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the given memories."""
         out: dict[str, np.ndarray] = {}

@@ -179,21 +179,6 @@ class VectorIndex:
                     out[int(key)] = self._matrix[pos].copy()
             return out
 
-    def similarities(self, keys: Iterable[int], query: np.ndarray) -> dict[int, float]:
-        """Cosine similarity of each stored key's vector to ``query`` (missing keys and zero
-        vectors are left out): the keyword candidates' side of a hybrid search."""
-        query = np.asarray(query, dtype=np.float32).reshape(self.dims)
-        with self._lock:
-            found = [(int(key), self._pos.get(int(key))) for key in keys]
-            found = [(key, pos) for key, pos in found if pos is not None and self._alive[pos]]
-            if not found:
-                return {}
-            rows = self._matrix[[pos for _, pos in found]]
-        norms = np.linalg.norm(rows, axis=1) * float(np.linalg.norm(query))
-        sims = rows @ query
-        return {key: float(sim / norm) for (key, _), sim, norm in zip(found, sims, norms)
-                if norm > 0}
-
     def search(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
