@@ -347,3 +347,50 @@ def test_the_copy_waits_for_its_signal_and_closing_ends_the_wait(tmp_path: Path)
     never.close()  # returns: the build stops waiting when the store closes
     assert not never.keyword_cache._builder.is_alive()
     assert not never.keyword_cache.ready
+
+
+def test_out_of_order_postings_are_found_across_check_blocks(monkeypatch) -> None:
+    import memoryd.store.keyword_postings as postings
+
+    monkeypatch.setattr(postings, "_ORDER_BLOCK", 2)  # slices straddle the blocks checked
+    slices = {"a": (0, 3), "b": (3, 7), "c": (7, 8), "d": (8, 11)}
+    rowids = np.array([5, 2, 9, 1, 3, 4, 8, 6, 7, 1, 4], dtype=np.int32)
+    tfs = np.arange(11, dtype=np.uint16)
+    postings._sort_slices(slices, rowids, tfs)
+    assert rowids.tolist() == [2, 5, 9, 1, 3, 4, 8, 6, 1, 4, 7]
+    assert tfs.tolist() == [1, 0, 2, 3, 4, 5, 6, 7, 9, 10, 8]
+
+
+def _loaded(store: SQLiteStore) -> tuple[dict[str, list[tuple[int, int]]], np.dtype]:
+    """Each term's (rowid, tf) pairs as the load reads them, and the type the tfs are held in."""
+    from memoryd.store.keyword_postings import load
+
+    with store.db.read() as conn:
+        index = load(store.db, conn)
+    held = {term: list(zip(index._rowids[a:b].tolist(), index._tfs[a:b].tolist()))
+            for term, (a, b) in index._slices.items()}
+    return held, index._tfs.dtype
+
+
+def test_the_load_keeps_every_posting_when_the_statistics_undercount(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db", keyword_index=False)
+    store.insert(bulk(60), None, ACTOR)
+    want, _ = _loaded(store)
+    with store.db.write() as conn:
+        conn.execute("UPDATE term_stats SET df = 1")  # the arrays are sized from these
+    got, dtype = _loaded(store)
+    assert got == want and dtype == np.uint16
+    store.close()
+
+
+def test_the_load_widens_a_count_too_large_for_its_narrow_type(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "w.db", keyword_index=False)
+    store.insert(bulk(30), None, ACTOR)
+    with store.db.write() as conn:
+        (rowid,) = conn.execute("SELECT MIN(memory_rowid) FROM memory_terms "
+                                "WHERE term = 'alpha'").fetchone()
+        conn.execute("UPDATE memory_terms SET tf = 70000 WHERE term = 'alpha' "
+                     "AND memory_rowid = ?", (rowid,))
+    got, dtype = _loaded(store)
+    assert dtype == np.int64 and (rowid, 70000) in got["alpha"]
+    store.close()

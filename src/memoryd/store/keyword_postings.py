@@ -29,6 +29,7 @@ _POSTINGS = {
                   "string_agg(tf::text, ',' ORDER BY memory_rowid) FROM memory_terms "
                   "GROUP BY term",
 }
+_ORDER_BLOCK = 1 << 20  # postings whose order is checked at a time
 _SNAPSHOT = {"sqlite": "BEGIN", "postgresql": "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
 
 
@@ -242,15 +243,22 @@ def load(db: Database, conn: Any, stop: threading.Event | None = None) -> Keywor
 
 def _sort_slices(slices: dict[str, tuple[int, int]], rowids: np.ndarray, tfs: np.ndarray) -> None:
     """Put each term's postings in rowid order (both databases send them so; a lookup by
-    binary search must not depend on it)."""
+    binary search must not depend on it). Checked a block at a time: a comparison over the
+    whole arrays at once held about as much again as the postings themselves."""
     if len(rowids) < 2 or not slices:
         return
-    bounds = np.array(sorted(slices.values()), dtype=np.int64)  # (start, end) by start
-    # Positions whose rowid is not above the one before, other than where a slice starts.
-    back = np.flatnonzero(np.diff(rowids.astype(np.int64)) <= 0) + 1
-    back = back[~np.isin(back, bounds[:, 0])]
-    for i in np.unique(np.searchsorted(bounds[:, 0], back, side="right") - 1):
-        start, end = int(bounds[i, 0]), int(bounds[i, 1])
+    starts = np.array(sorted(start for start, _ in slices.values()), dtype=np.int64)
+    unsorted: set[int] = set()
+    for low in range(1, len(rowids), _ORDER_BLOCK):
+        high = min(low + _ORDER_BLOCK, len(rowids))
+        # Positions whose rowid is not above the one before, other than where a slice starts.
+        back = np.flatnonzero(rowids[low:high] <= rowids[low - 1:high - 1]) + low
+        back = back[~np.isin(back, starts)]
+        unsorted.update(int(i) for i in np.searchsorted(starts, back, side="right") - 1)
+    ends = {start: end for start, end in slices.values()}
+    for i in sorted(unsorted):
+        start = int(starts[i])
+        end = ends[start]
         order = np.argsort(rowids[start:end], kind="stable")
         rowids[start:end] = rowids[start:end][order]
         tfs[start:end] = tfs[start:end][order]
@@ -258,29 +266,49 @@ def _sort_slices(slices: dict[str, tuple[int, int]], rowids: np.ndarray, tfs: np
 
 def _read_postings(db: Database, conn: Any, stop: threading.Event | None
                    ) -> tuple[dict[str, tuple[int, int]], np.ndarray, np.ndarray]:
-    """Each term's slice, and the rowids and tfs of every posting (narrowed as they come,
-    so that the load never holds them at full width)."""
+    """Each term's slice, and the rowids and tfs of every posting, filled into arrays sized
+    from the term statistics of the same snapshot (gathering parts and joining them at the
+    end held the postings twice) and as narrow as the values allow."""
+    (expected,) = conn.execute("SELECT COALESCE(SUM(df), 0) FROM term_stats").fetchone()
+    rowids = np.empty(int(expected), dtype=np.int32)
+    tfs = np.empty(int(expected), dtype=np.uint16)
     if db.backend == "postgresql":  # a server-side cursor: rows arrive as they are read
         cursor = conn.cursor(name="memoryd_keyword_postings")
         cursor.execute(_POSTINGS[db.backend])
     else:
         cursor = conn.execute(_POSTINGS[db.backend])
     slices: dict[str, tuple[int, int]] = {}
-    rowid_parts: list[np.ndarray] = []
-    tf_parts: list[np.ndarray] = []
     start = 0
     while chunk := cursor.fetchmany(1000):
         check_stop(stop)
         for term, rowids_text, tfs_text in chunk:
-            rowid_parts.append(_narrow(np.fromstring(rowids_text, dtype=np.int64, sep=","),
-                                       np.int32))
-            tf_parts.append(_narrow(np.fromstring(tfs_text, dtype=np.int64, sep=","),
-                                    np.uint16))
-            slices[term] = (start, start + len(rowid_parts[-1]))
-            start += len(rowid_parts[-1])
-    if not rowid_parts:
-        return slices, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint16)
-    return slices, np.concatenate(rowid_parts), np.concatenate(tf_parts)
+            term_rowids = np.fromstring(rowids_text, dtype=np.int64, sep=",")
+            term_tfs = np.fromstring(tfs_text, dtype=np.int64, sep=",")
+            end = start + len(term_rowids)
+            if end > len(rowids):  # the statistics undercount: grow (never expected)
+                rowids, tfs = _grown(rowids, end), _grown(tfs, end)
+            rowids, tfs = _holding(rowids, term_rowids), _holding(tfs, term_tfs)
+            rowids[start:end] = term_rowids
+            tfs[start:end] = term_tfs
+            slices[term] = (start, end)
+            start = end
+    return slices, rowids[:start], tfs[:start]
+
+
+def _grown(values: np.ndarray, size: int) -> np.ndarray:
+    """``values`` in an array of at least ``size`` items (room to spare for more)."""
+    grown = np.empty(max(size, 2 * len(values)), dtype=values.dtype)
+    grown[: len(values)] = values
+    return grown
+
+
+def _holding(values: np.ndarray, incoming: np.ndarray) -> np.ndarray:
+    """``values``, widened to int64 when ``incoming`` does not fit its type (a rowid past
+    2**31, a term counted more than 65,535 times in one memory)."""
+    limits = np.iinfo(values.dtype)
+    if len(incoming) and (incoming.min() < limits.min or incoming.max() > limits.max):
+        return values.astype(np.int64)
+    return values
 
 
 def _read_memories(conn: Any, stop: threading.Event | None
@@ -305,13 +333,6 @@ def _read_memories(conn: Any, stop: threading.Event | None
         lengths[rowids] = np.concatenate(length_parts)
     order = np.argsort(hashes, kind="stable")
     return lengths, (hashes[order], rowids[order]), topics
-
-
-def _narrow(values: np.ndarray, dtype: type[np.integer]) -> np.ndarray:
-    """``values`` as ``dtype`` when they fit it (a wider part widens the whole on concat)."""
-    if len(values) and 0 <= values.min() and values.max() <= np.iinfo(dtype).max:
-        return values.astype(dtype)
-    return values
 
 
 def check_stop(stop: threading.Event | None) -> None:
