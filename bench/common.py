@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import platform
@@ -187,13 +188,15 @@ def machine_info() -> dict[str, Any]:
                 break
     except OSError:
         pass
+    # Read from the installed metadata, never imported: importing usearch here, before the
+    # store imports onnxruntime, crashed a bench process (see _usearch_index in
+    # memoryd.store.sqlite.vector_index), and importing torch took seconds and memory.
     versions: dict[str, str] = {}
-    for name in ("numpy", "usearch", "torch", "sentence_transformers", "memoryd"):
+    for name in ("numpy", "usearch", "onnxruntime", "torch", "sentence-transformers", "memoryd"):
         try:
-            module = __import__(name)
-            versions[name] = str(getattr(module, "__version__", getattr(module, "VERSION", "?")))
-        except Exception:  # noqa: BLE001 - informational only
-            versions[name] = "n/a"
+            versions[name.replace("-", "_")] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name.replace("-", "_")] = "n/a"
     mem_total = ""
     try:
         mem_total = Path("/proc/meminfo").read_text().splitlines()[0].split(":", 1)[1].strip()
