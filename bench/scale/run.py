@@ -304,14 +304,15 @@ def latency(backend: str, url: str, embedder, queries: list[str], qvecs: np.ndar
             out["hybrid_sql_top10"] = summarize(timed(
                 lambda p: pg_tools.hybrid_search(store, p[0], p[1], f, now=now, limit=10, pool=50), pairs))
         ids = iter(range(int(time.time() * 1000), 10**15))
+        bench = mem.acting_as(Actor("bench"))
         half = len(ingest_texts) // 2
         out["add_one_precomputed_vector"] = summarize(timed(
-            lambda t: mem.add(t, id=f"ingest-{backend}-{next(ids)}", actor=Actor("bench")),
+            lambda t: bench.add(t, id=f"ingest-{backend}-{next(ids)}"),
             ingest_texts[:half], warmup=5))
         stamp = int(time.time() * 1000)
         batch = [{"content": t, "id": f"ingest-{backend}-b{stamp}-{i}"} for i, t in enumerate(ingest_texts[half:])]
         with Stopwatch() as sw:
-            mem.add_many(batch, actor=Actor("bench"))
+            bench.add_many(batch)
         out["add_many_rate_per_s"] = round(len(batch) / sw.seconds, 1)
         # The ingested memories stay: deleting the newest memories would make the SQLite
         # store's saved HNSW graph stale (it is checked by the newest vector's seq).
@@ -360,6 +361,7 @@ def worker_main(args: list[str]) -> None:
 
     def client(t: int) -> None:
         rng = np.random.default_rng(wid * 1000 + t)
+        writer = mem.acting_as(Actor("bench", f"client-{wid}-{t}"))
         search_ms: list[float] = []
         add_ms: list[float] = []
         errors = 0
@@ -372,7 +374,7 @@ def worker_main(args: list[str]) -> None:
                     if workload == "store":
                         store_add(text, f"tp-{os.getpid()}-{t}-{k}")
                     else:
-                        mem.add(text, id=f"tp-{os.getpid()}-{t}-{k}", actor=Actor("bench", f"client-{wid}-{t}"))
+                        writer.add(text, id=f"tp-{os.getpid()}-{t}-{k}")
                     add_ms.append((time.perf_counter() - t0) * 1000)
                 else:
                     i = int(rng.integers(len(queries)))
