@@ -349,3 +349,35 @@ def test_importing_memoryd_does_not_load_the_clustering_libraries() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_closing_stops_a_running_discovery_and_keeps_none_of_it(
+        open_mem, tmp_path: Path, monkeypatch) -> None:
+    """A discovery scoring a large store would hold the close for minutes: the close stops it
+    at its next batch, and its transaction leaves no domain or assignment behind."""
+    import threading
+
+    from memoryd.domains import assign
+
+    scoring, release = threading.Event(), threading.Event()
+    score = assign.classify_many
+
+    def held(*args, **kwargs):
+        scoring.set()
+        release.wait(30)
+        return score(*args, **kwargs)
+
+    monkeypatch.setattr(assign, "classify_many", held)
+    url = f"sqlite:///{tmp_path / 'closing.db'}"
+    mem = open_mem(url)
+    mem.add_many(items(ROWS))
+    assert scoring.wait(120)  # the automatic discovery is scoring every memory
+    closer = threading.Thread(target=mem.close)
+    closer.start()
+    assert mem._ctx.closing.wait(10)
+    release.set()
+    closer.join(60)
+    assert not closer.is_alive()
+    again = open_mem(url, domains_auto=False)
+    assert again.domains.list() == [] and again.domains.threshold() is None
+    assert all(m.domains == [] and m.domain_scores == {} for m in again.list(limit=1000))

@@ -14,6 +14,7 @@ every write into a scope (a memory, a graph node or edge, a task, a wait) passes
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -149,6 +150,9 @@ class EngineContext:
     actor: Actor = Actor()
     # Writes the testing effect of searches in the background (None: at once).
     accesses: AccessWriter | None = field(default=None, compare=False, repr=False)
+    # Set by Engine.close: a long pass over every memory (domain discovery) stops at its next
+    # batch, and its transaction rolls back, instead of holding the close for minutes.
+    closing: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
 
     def acting(self, actor: Actor | None = None, access: Access | None = None) -> EngineContext:
         """The same context for another actor and/or view."""

@@ -190,8 +190,10 @@ class Engine:
 
     # --- lifecycle -------------------------------------------------------
     def close(self) -> None:
-        """Stop the waits this process runs, wait for a running domain discovery, write the
-        searches' queued access recordings, then close the store (saving index caches)."""
+        """Stop the waits this process runs and a running domain discovery (at its next batch
+        of memories; nothing of it is kept), write the searches' queued access recordings,
+        then close the store (saving index caches)."""
+        self._ctx.closing.set()
         self._waits.close()
         self._auto.join()
         if self._ctx.accesses is not None:

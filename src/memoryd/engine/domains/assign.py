@@ -156,15 +156,23 @@ def save_assignment(ctx: EngineContext, memory: Memory) -> None:
 def batches(ctx: EngineContext, size: int = BATCH
             ) -> Iterator[tuple[list[Memory], np.ndarray | None, list[Memory]]]:
     """Every memory, ``size`` at a time: those with a vector, their vectors (None when none
-    has one), and those without a vector."""
+    has one), and those without a vector. InterruptedError once the engine is closing."""
     chunk: list[Memory] = []
     for memory in ctx.store.iter_memories(batch_size=size):
         chunk.append(memory)
         if len(chunk) == size:
+            _check_open(ctx)
             yield _with_vectors(ctx, chunk)
             chunk = []
     if chunk:
+        _check_open(ctx)
         yield _with_vectors(ctx, chunk)
+    _check_open(ctx)  # a pass the close cut short is never taken for a whole one
+
+
+def _check_open(ctx: EngineContext) -> None:
+    if ctx.closing.is_set():
+        raise InterruptedError("the engine is closing")
 
 
 def _with_vectors(ctx: EngineContext, chunk: list[Memory]

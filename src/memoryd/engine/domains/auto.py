@@ -66,6 +66,8 @@ class AutoDiscovery:
                 self._due, self._target = max(1, count // 2), count + count // 2
         except MaintenanceBusy:
             self._due = 1  # someone else is changing the domains: look again soon
+        except InterruptedError:  # the engine closed meanwhile; the next start looks again
+            log.info("automatic domain discovery stopped: the engine is closing")
         except Exception:  # keep writes working; the next look retries
             log.exception("automatic domain discovery failed")
             self._due = max(self._due, 50)
