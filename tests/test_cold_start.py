@@ -4,6 +4,7 @@ model are loaded. Real SQLite files, the real model, a real server on 127.0.0.1.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import httpx
@@ -74,3 +75,40 @@ def test_readyz_waits_for_the_embedding_model(tmp_path: Path) -> None:
     finally:
         server.stop()
         server.engine.close()
+
+
+def test_the_index_loads_once_its_signal_is_set(tmp_path: Path, shared_embedder) -> None:
+    """A server holds the vector index's load until the model has loaded (their passing
+    buffers would add up): nothing loads before the signal, readers meanwhile wait for it,
+    and the index is then the one a load at once gives."""
+    path = tmp_path / "m.db"
+    query = _store_with_graph(path, shared_embedder)
+    signal = threading.Event()
+    store = SQLiteStore(path, hnsw_threshold=100, vector_index_until=signal)
+    try:
+        assert not store.vector_cache.loaded and store.health()["vectors_loaded"] is False
+        found: list = []
+        reader = threading.Thread(target=lambda: found.append(
+            store.vector_search(query, SearchFilters(), now=utcnow(), limit=3)))
+        reader.start()
+        reader.join(0.5)
+        assert reader.is_alive() and not found  # waits for the index, not an empty answer
+        signal.set()
+        reader.join(60)
+        assert len(found[0]) == 3 and store.vector_cache.loaded
+        assert len(store.vector_cache.index) == len(TEXTS)
+    finally:
+        store.close()
+
+
+def test_closing_a_store_whose_index_waits_for_its_signal_loads_nothing(tmp_path: Path,
+                                                                         shared_embedder) -> None:
+    path = tmp_path / "m.db"
+    _store_with_graph(path, shared_embedder)
+    store = SQLiteStore(path, hnsw_threshold=100, vector_index_until=threading.Event())
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join(30)  # the signal never comes: close must not wait for it
+    assert not closer.is_alive()
+    assert store.vector_cache._index is None
+    assert path.with_name("m.db.hnsw.usearch").exists()  # the saved graph is left as it was

@@ -14,9 +14,11 @@ from memoryd.store.base import Store
 
 
 def open_store(url: str, settings: Settings, *, create: bool = True,
-               keyword_index_until: threading.Event | None = None) -> Store:
+               keyword_index_until: threading.Event | None = None,
+               vector_index_until: threading.Event | None = None) -> Store:
     """The store behind a URL: ``sqlite:///abs/path.db`` (or a path) or ``postgresql://``;
-    its in-memory keyword copy is built once ``keyword_index_until`` is set, if given."""
+    its in-memory keyword copy is built once ``keyword_index_until`` is set, and an SQLite
+    store's vector index once ``vector_index_until`` is set, if given."""
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from memoryd.store.postgres import PostgresStore
@@ -34,6 +36,7 @@ def open_store(url: str, settings: Settings, *, create: bool = True,
         create=create,
         keyword_index=settings.keyword_index,
         keyword_index_until=keyword_index_until,
+        vector_index_until=vector_index_until,
     )
 
 
@@ -46,6 +49,7 @@ def open(  # noqa: A001 - mirrors the built-in on purpose: memoryd.open(...)
     allow_model_mismatch: bool = False,
     create: bool = True,
     keyword_index_until: threading.Event | None = None,
+    vector_index_until: threading.Event | None = None,
     **overrides: Any,
 ) -> Engine:
     """Open a memory.
@@ -53,14 +57,17 @@ def open(  # noqa: A001 - mirrors the built-in on purpose: memoryd.open(...)
     ``url`` defaults to the SQLite file under ``MEMORYD_HOME``. ``overrides`` are
     Settings fields (e.g. ``rrf_k=40``). The embedding model loads on first use. The
     in-memory copy of the keyword postings loads in the background, once
-    ``keyword_index_until`` is set when it is given (a server sets it when it is ready).
+    ``keyword_index_until`` is set when it is given (a server sets it when it is ready);
+    an SQLite store's vector index once ``vector_index_until`` is set (a server sets it once
+    the model has loaded, so that the two loads' passing buffers do not add up).
     """
     if settings is None:
         settings = Settings(**overrides)
     elif overrides:
         settings = settings.model_copy(update=overrides)
     store = open_store(url or settings.resolved_store_url, settings, create=create,
-                       keyword_index_until=keyword_index_until)
+                       keyword_index_until=keyword_index_until,
+                       vector_index_until=vector_index_until)
     try:
         return Engine(
             store,

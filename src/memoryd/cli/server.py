@@ -88,28 +88,33 @@ def _why_not(exc: OSError, host: str, port: int) -> str:
     return f"cannot listen on {host} port {port}: {reason}"
 
 
-def warm_in_background(engine: Engine) -> threading.Thread:
+def warm_in_background(engine: Engine, loaded: threading.Event | None = None
+                       ) -> threading.Thread:
     """Load the embedding model on a thread, so the first search need not wait ~1-6 s: the
-    query side first, then what embeds memories. Both load during the start, while the heap
-    is still small: loaded after it, the second session's passing buffers came on top of the
-    loaded indexes and raised the peak by about 55 MB, and ready was no sooner
-    (bench/results/serve_memory.md, cold_start.md).
+    query side first, then what embeds memories; then set ``loaded`` (also when the load
+    failed). Both load during the start, while the heap is still small, and the server's
+    vector index waits for ``loaded``: a model session's load passes through about twice
+    what it keeps, and on top of the loaded index that set the peak (at 100k: 627 against
+    585 MB, and ready was no later; bench/results/serve_memory.md, cold_start.md).
 
     Not a daemon thread: the interpreter waits for it at exit. A daemon thread still inside
     the model runtime's native code when Python finalizes is stopped by force, and ONNX
     Runtime answers that with "terminate called without an active exception" (SIGABRT).
     Loading a model takes a bounded time, so waiting for it is the clean way out.
     """
-    thread = threading.Thread(target=_warm, args=(engine,), name="memoryd-warm")
+    thread = threading.Thread(target=_warm, args=(engine, loaded), name="memoryd-warm")
     thread.start()
     return thread
 
 
-def _warm(engine: Engine) -> None:
+def _warm(engine: Engine, loaded: threading.Event | None) -> None:
     try:
         engine.warm()
     except Exception:  # noqa: BLE001 - a failed warm-up resurfaces on the first search
         pass
+    finally:
+        if loaded is not None:
+            loaded.set()
 
 
 def serve(
@@ -139,9 +144,11 @@ def serve(
     bind_port = settings.port if port is None else port
     # The in-memory keyword copy loads once the app has started: a ready server does not
     # need it (searches use SQL until it is there), and it would compete for the CPU.
-    started = threading.Event()
+    started, model_loaded = threading.Event(), threading.Event()
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings,
-                         keyword_index_until=started)
+                         keyword_index_until=started, vector_index_until=model_loaded)
+    # At once: anything that reads or writes the store's vectors waits for model_loaded.
+    warm_in_background(engine, model_loaded)
     if not settings.allow_anonymous and not engine.admin.has_active_key():
         if first_key is None:
             engine.close()
@@ -154,7 +161,6 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     settings = _warn_of_exposure(settings, bind_host)
-    warm_in_background(engine)
     shown = f"[{bind_host}]" if ":" in bind_host and not bind_host.startswith("[") else bind_host
     console.print(f"memoryd serving on http://{shown}:{sock.getsockname()[1]} (MCP at /mcp)")
 

@@ -70,7 +70,8 @@ class SQLiteStore(Store):
 
     def __init__(self, path: Path | str, *, hnsw_threshold: int = 20_000, ef_search: int = 128,
                  create: bool = True, keyword_index: bool = True,
-                 keyword_index_until: threading.Event | None = None) -> None:
+                 keyword_index_until: threading.Event | None = None,
+                 vector_index_until: threading.Event | None = None) -> None:
         db = SQLiteDatabase(path, create=create)
         #: The in-memory vector index, shared with the transfer part.
         self.vector_cache = VectorCache(db, hnsw_threshold=hnsw_threshold, ef_search=ef_search)
@@ -79,12 +80,12 @@ class SQLiteStore(Store):
         super().__init__(db, assign=domains.assign,
                          transfer=SQLiteTransfer(db, self.vector_cache))
         self.path = db.path
-        self.vector_cache.open(background=True)
+        self.vector_cache.open(background=True, until=vector_index_until)
         self.keyword_cache.open(after=self.vector_cache.wait, until=keyword_index_until)
 
     def close(self) -> None:
         """Save the HNSW graph (if any) and close every connection."""
-        self.vector_cache.save()
+        self.vector_cache.close()
         self.keyword_cache.close()
         self.db.close()
 

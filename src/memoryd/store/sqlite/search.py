@@ -41,6 +41,7 @@ class VectorCache:
         self.db = db
         self._index: VectorIndex | None = None
         self._loader: threading.Thread | None = None
+        self._closing = threading.Event()  # a load still waiting for its signal gives up
         self._lock = threading.Lock()
         self._vector_seq = 0
         self._hnsw_threshold = hnsw_threshold
@@ -98,9 +99,10 @@ class VectorCache:
         value = self.db.meta("embedding_dims")
         return int(value) if value else None
 
-    def open(self, *, background: bool = False) -> None:
+    def open(self, *, background: bool = False, until: threading.Event | None = None) -> None:
         """Load the index of the store's vectors (when it has a model); ``background``: on a
-        thread of its own, while readers of the index wait for it."""
+        thread of its own, while readers of the index wait for it, and there once ``until``
+        is set, if given (or the cache closes: then nothing loads)."""
         dims = self._dims()
         if not dims:
             return
@@ -108,11 +110,14 @@ class VectorCache:
             self.load(dims)
             return
         self._wait()
-        self._loader = threading.Thread(target=self._load_quietly, args=(dims,),
+        self._loader = threading.Thread(target=self._load_quietly, args=(dims, until),
                                         name="memoryd-vector-index")
         self._loader.start()
 
-    def _load_quietly(self, dims: int) -> None:
+    def _load_quietly(self, dims: int, until: threading.Event | None = None) -> None:
+        while until is not None and not until.wait(0.05):
+            if self._closing.is_set():
+                return
         try:
             self.load(dims)
         except Exception:  # the next reader loads it again and meets the error itself
@@ -221,6 +226,11 @@ class VectorCache:
             return json.loads(self.hnsw_meta_path.read_text())
         except (OSError, ValueError):
             return None
+
+    def close(self) -> None:
+        """Give up a load still waiting for its signal, then save the graph (:meth:`save`)."""
+        self._closing.set()
+        self.save()
 
     def save(self) -> None:
         """Save the HNSW graph beside the file (when there is one)."""
