@@ -197,6 +197,7 @@ def prepare_versions(args: argparse.Namespace, key_name: str
     """The store's memory count, a read key for the servers, and each version's src/."""
     import memoryd
 
+    args.store = args.store.absolute()  # sqlite:///relative/path would name /relative/path
     with memoryd.open(f"sqlite:///{args.store}") as mem:
         memories = mem.store.count()
         key = mem.admin.create_key(key_name, scopes=["read"]).secret
