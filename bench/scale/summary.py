@@ -66,7 +66,8 @@ def render(runs: list[dict[str, Any]]) -> str:
         "through memoryd's own `store.insert` in transactions of 5,000 memories; PostgreSQL's HNSW "
         "index built after the load, SQLite's usearch graph built on first open and saved beside "
         "the file. Past the real embeddings each run names, vectors are noisy copies of them "
-        "(text stays unique per item); queries use precomputed vectors, so no embedding time is included. "
+        "(text stays unique per item); queries use precomputed vectors, so no embedding time "
+        "is included. "
         "search top10 = `Engine.search` (both candidate lists, fusion, cognitive ranking, "
         "no access recording); hybrid SQL top10 = PostgreSQL's one-round-trip fusion "
         "(`bench/scale/pg_tools.py: hybrid_search`, not used by the engine).",
