@@ -255,7 +255,9 @@ def _sort_slices(slices: dict[str, tuple[int, int]], rowids: np.ndarray, tfs: np
         back = np.flatnonzero(rowids[low:high] <= rowids[low - 1:high - 1]) + low
         back = back[~np.isin(back, starts)]
         unsorted.update(int(i) for i in np.searchsorted(starts, back, side="right") - 1)
-    ends = {start: end for start, end in slices.values()}
+    ends: dict[int, int] = {}
+    for start, end in slices.values():  # an empty slice may share its start with the next
+        ends[start] = max(end, ends.get(start, start))
     for i in sorted(unsorted):
         start = int(starts[i])
         end = ends[start]
