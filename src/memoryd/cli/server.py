@@ -147,12 +147,14 @@ def serve(
     started, model_loaded = threading.Event(), threading.Event()
     engine = open_memory((ctx.obj or {}).get("store"), settings=settings,
                          keyword_index_until=started, vector_index_until=model_loaded)
-    # At once: anything that reads or writes the store's vectors waits for model_loaded.
+    needs_key = not settings.allow_anonymous and not engine.admin.has_active_key()
+    if needs_key and first_key is None:
+        engine.close()
+        raise NoKeysConfigured()
+    # Now: anything that reads or writes the store's vectors (a first key's commit, too)
+    # waits for model_loaded.
     warm_in_background(engine, model_loaded)
-    if not settings.allow_anonymous and not engine.admin.has_active_key():
-        if first_key is None:
-            engine.close()
-            raise NoKeysConfigured()
+    if needs_key and first_key is not None:
         _print_first_key(engine, first_key)
     try:  # before anything starts, and before claiming to serve
         sock = listening_socket(bind_host, bind_port)
