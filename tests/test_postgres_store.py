@@ -122,6 +122,32 @@ def test_keyword_postings_are_read_from_the_index_alone(pg: PostgresStore) -> No
     assert "(term, memory_rowid) INCLUDE (tf, length)" in definition
 
 
+def test_state_updates_keep_each_row_on_its_page(pg: PostgresStore, embed) -> None:
+    """Recording access rewrites the scheduling state of every hit: the updated copy of a row
+    stays on its page (a heap-only update, no new entry in any index) because inserts leave
+    room for it. On full pages every copy moves and the HNSW index grows."""
+    texts = [f"{t} (note {i})" for i in range(6) for t in TEXTS]  # 42 rows of about 2 KB
+    stored = pg.insert([memory(t) for t in texts], embed(texts), Actor())
+
+    def pages() -> dict[str, int]:
+        with psycopg.connect(split_url(pg.url)[0]) as conn:
+            return {i: int(str(ctid).strip("()").split(",")[0]) for i, ctid in conn.execute(
+                "SELECT id, ctid FROM memoryd.memories")}
+
+    before = pages()
+    assert len(set(before.values())) > 10  # the rows fill many pages
+    for _ in range(2):
+        current = pg.get_many([m.id for m in stored]).values()
+        pg.update_states({m.id: m.state.model_copy(update={
+            "access_count": 1 + m.state.access_count, "last_accessed": NOW}) for m in current})
+    assert pages() == before
+    assert {m.state.access_count for m in pg.get_many(list(before)).values()} == {2}
+    with psycopg.connect(split_url(pg.url)[0]) as conn:
+        (options,) = conn.execute("SELECT reloptions FROM pg_class WHERE oid = "
+                                  "'memoryd.memories'::regclass").fetchone()
+    assert options == ["fillfactor=70"]
+
+
 def test_vector_search_returns_more_than_ef_search(pg_url: str, embed) -> None:
     store = PostgresStore(pg_url, ef_search=8)
     try:

@@ -176,16 +176,22 @@ def pg_base_url(given: str | None) -> str:
     return server.get_uri()
 
 
+def with_database(base: str, name: str) -> str:
+    """``base`` (a server's URL) naming database ``name``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+
+
 def pg_url_for(base: str, n: int) -> str:
     import psycopg
-    from urllib.parse import urlsplit, urlunsplit
 
     name = f"scale_{n}"
     with psycopg.connect(base, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
             conn.execute(f'CREATE DATABASE "{name}"')
-    parts = urlsplit(base)
-    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+    return with_database(base, name)
 
 
 def url_for(backend: str, n: int, pg_base: str | None) -> str:

@@ -446,3 +446,24 @@ def m012_instruction_topics(cur: psycopg.Cursor[Any]) -> None:
     every memory already stored."""
     cur.execute("ALTER TABLE memories ADD COLUMN instruction_topic text")
     terms.fill_instruction_topics(cur, "%s", terms.memory_batches(cur, "%s", "content"))
+
+
+#: Percent of each new heap page of ``memories`` filled by inserts (PostgreSQL's default 100).
+MEMORIES_FILLFACTOR = 70
+
+
+def m013_room_for_state_updates(cur: psycopg.Cursor[Any]) -> None:
+    """Leave room on each page of ``memories`` for the updated copy of one of its rows.
+
+    Search records access by rewriting the scheduling state of every memory it returns. A row
+    is about 2 KB (content, keyword vector, 384-float vector); on a full page its updated copy
+    goes to another page and every index of the table gets a new entry, the HNSW index
+    included: 1.3 ms a row, about 160 ms for one batch of 120 under the write lock, which adds
+    then wait behind. With 30% of each page free the copy stays on its page and no index
+    changes (a heap-only update; bench/results/state_writes_pg.md).
+
+    Setting the fill factor changes only pages written from now on, so this is instant on a
+    large store; each old row gets its room when it first moves, or all at once with
+    ``VACUUM FULL memoryd.memories`` (docs/deployment.md).
+    """
+    cur.execute(f"ALTER TABLE memories SET (fillfactor = {MEMORIES_FILLFACTOR})")

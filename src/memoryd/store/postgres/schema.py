@@ -39,6 +39,7 @@ from memoryd.store.postgres.migrations import (  # noqa: F401 - APP_MARKER re-ex
     m010_covering_term_index,
     m011_speakers,
     m012_instruction_topics,
+    m013_room_for_state_updates,
 )
 from memoryd.store.postgres.vectors import ensure_vector_extension
 
@@ -65,6 +66,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[psycopg.Cursor[Any]], None]]] = [
     (10, "covering_term_index", m010_covering_term_index),
     (11, "speakers", m011_speakers),
     (12, "instruction_topics", m012_instruction_topics),
+    (13, "room_for_state_updates", m013_room_for_state_updates),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
