@@ -210,6 +210,40 @@ def test_the_model_loads_after_a_store_with_a_vector_graph(tmp_path: Path, onnx:
     assert out.stdout.split() == ["3", "OnnxEmbedder"]
 
 
+def test_a_host_that_loaded_usearch_first_gets_an_error_not_a_crash(
+        tmp_path: Path, onnx: OnnxEmbedder) -> None:
+    """A program that imported usearch before memoryd loads its model: where onnxruntime
+    imported after usearch crashes, the store still opens and a search (which embeds the
+    query) raises a clear EmbeddingError; where it does not crash, the search works."""
+    url = f"sqlite:///{tmp_path}/host.db"
+    with memoryd.open(url, embedder=onnx) as mem:
+        mem.add("The billing service runs on port 8443")
+    probe = subprocess.run([sys.executable, "-c", "import usearch.index, onnxruntime"],
+                           capture_output=True, timeout=300)
+    code = (
+        "import usearch.index\n"
+        "import memoryd\n"
+        "from memoryd.errors import EmbeddingError\n"
+        f"mem = memoryd.open({url!r})\n"
+        "print(mem.count())\n"
+        "try:\n"
+        "    print(len(mem.search('which port does billing use?', 3)))\n"
+        "except EmbeddingError as exc:\n"
+        "    print('refused:', exc)\n"
+        "mem.close()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=SRC_DIR, timeout=300)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    lines = out.stdout.splitlines()
+    assert lines[0] == "1"
+    if probe.returncode < 0:  # this onnxruntime crashes after usearch
+        assert lines[1].startswith("refused: onnxruntime cannot be loaded in this process")
+        assert "before usearch" in lines[1]
+    else:
+        assert lines[1] == "1"
+
+
 def test_the_shipped_vocabulary_tokenises_as_the_models_own_tokenizer() -> None:
     """The vocabulary inside memoryd gives the token ids of all-MiniLM-L6-v2's tokenizer.json
     (from the float weights' package, installed with the `local` extra) on varied text."""

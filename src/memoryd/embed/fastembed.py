@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.embed.base import DEFAULT_BATCH_SIZE, LazyModelEmbedder
+from memoryd.embed.runtime import import_onnxruntime
 from memoryd.errors import EmbeddingError
 
 DEFAULT_FASTEMBED_MODEL = "BAAI/bge-small-en-v1.5"
@@ -70,6 +71,7 @@ class FastEmbedEmbedder(LazyModelEmbedder):
 
     def _load_model(self) -> Any:
         try:
+            import_onnxruntime()  # fastembed runs on it: a clear error, never a crash
             from fastembed import TextEmbedding
         except ImportError as exc:
             raise EmbeddingError(

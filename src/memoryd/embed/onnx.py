@@ -37,6 +37,7 @@ from memoryd.embed.base import DEFAULT_BATCH_SIZE, LazyModelEmbedder
 from memoryd.embed.batching import Batch, pad, plan
 from memoryd.embed.local import DEFAULT_MODEL_ID
 from memoryd.embed.onnx_int8 import default_cache_dir, int8_copy
+from memoryd.embed.runtime import import_onnxruntime
 from memoryd.embed.vocab import MINILM_VOCAB, wordpiece_tokenizer
 from memoryd.errors import EmbeddingError
 from memoryd.heap import release_free_memory
@@ -180,8 +181,9 @@ class OnnxEmbedder(LazyModelEmbedder):
             if not path.is_file():
                 raise EmbeddingError(f"ONNX model {self.model_id!r}: {path} does not exist")
         try:
-            import onnxruntime as ort
             from tokenizers import Tokenizer
+
+            ort = import_onnxruntime()
         except ImportError as exc:
             raise EmbeddingError(
                 "the ONNX embedder needs onnxruntime and tokenizers "
@@ -270,8 +272,7 @@ class OnnxEmbedder(LazyModelEmbedder):
             return model.session
         with self._float_lock:
             if self._float is None:
-                import onnxruntime as ort
-
+                ort = import_onnxruntime()
                 try:
                     self._float = _session(ort, model.float_path)
                 except Exception as exc:

@@ -23,6 +23,8 @@ from typing import Iterable
 
 import numpy as np
 
+from memoryd.embed.runtime import onnxruntime_loadable
+
 _GROWTH = 1.5
 
 
@@ -58,12 +60,11 @@ def _usearch_index() -> type:
 
     onnxruntime 1.23 and later crash the process (SIGSEGV) when they are imported after
     usearch's extension module, and a server opens its store (and its HNSW graph) before it
-    loads the embedding model. Imported first, both work (tests/test_embed_onnx.py).
+    loads the embedding model. Imported first, both work (tests/test_embed_onnx.py); when
+    the host program loaded usearch first, onnxruntime is left alone here and the model's
+    load says why it cannot run (memoryd.embed.runtime).
     """
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        pass
+    onnxruntime_loadable()
     from usearch.index import Index
 
     return Index
