@@ -204,10 +204,15 @@ def test_the_model_loads_after_a_store_with_a_vector_graph(tmp_path: Path, onnx:
         "hits = mem.search('which service bills customers?', 3, record_access=False)\n"
         "print(len(hits), type(mem.embedder).__name__)\n"
     )
+    assert _in_a_fresh_process(code).split() == ["3", "OnnxEmbedder"]
+
+
+def _in_a_fresh_process(code: str) -> str:
+    """What ``code`` prints when run by a new interpreter; it must exit cleanly."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=SRC_DIR, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["3", "OnnxEmbedder"]
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    return out.stdout
 
 
 def test_a_host_that_loaded_usearch_first_gets_an_error_not_a_crash(
@@ -232,10 +237,7 @@ def test_a_host_that_loaded_usearch_first_gets_an_error_not_a_crash(
         "    print('refused:', exc)\n"
         "mem.close()\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=SRC_DIR, timeout=300)
-    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
-    lines = out.stdout.splitlines()
+    lines = _in_a_fresh_process(code).splitlines()
     assert lines[0] == "1"
     if probe.returncode < 0:  # this onnxruntime crashes after usearch
         assert lines[1].startswith("refused: onnxruntime cannot be loaded in this process")
