@@ -378,3 +378,33 @@ def test_a_row_with_an_older_seq_is_not_hidden_by_the_saved_vectors(
     conn.close()
     mem = open_mem(f"sqlite:///{path}", hnsw_threshold=HNSW_THRESHOLD)
     assert "m042" not in top_ids(mem, CORPUS[42], 3)  # the table's vector, not the saved one
+
+
+def test_stored_vectors_come_from_the_loaded_index_and_follow_other_writers(
+        tmp_path: Path, shared_embedder) -> None:
+    """``Store.vectors`` (a search's keyword candidates' cosines) reads the loaded index, caught
+    up first: the table's exact values, and what another process wrote since."""
+    from memoryd.store.sqlite import SQLiteStore
+
+    url = f"sqlite:///{tmp_path}/v.db"
+    texts = ["The billing service runs on port 8443", "Deploys go out on Tuesdays",
+             "Alice maintains the search cluster"]
+    with memoryd.open(url, embedder=shared_embedder) as writer:
+        ids = [writer.add(t).id for t in texts]
+    reader = SQLiteStore(tmp_path / "v.db")
+    try:
+        reader.vector_cache.wait()
+        table = reader.vector_cache._table_vectors(ids)
+        held = reader.vectors(ids + ["missing"])
+        assert held.keys() == set(ids)
+        assert all(held[i].tobytes() == table[i].tobytes() for i in ids)
+        other = shared_embedder.embed_one("The office coffee machine is broken again")
+        with memoryd.open(url, embedder=shared_embedder) as writer:
+            writer.store.replace_vectors({ids[0]: other}, shared_embedder.model_id)
+            writer.delete(ids[1])
+        now = reader.vectors(ids)
+        assert now.keys() == {ids[0], ids[2]}
+        np.testing.assert_array_equal(now[ids[0]], other.astype(np.float32))
+        assert now[ids[2]].tobytes() == table[ids[2]].tobytes()
+    finally:
+        reader.close()

@@ -128,16 +128,26 @@ def main(argv: list[str] | None = None) -> None:
     lat = out["latency"]
     out["ratio_p50_this_over_previous"] = round(lat["this"]["p50_ms"] / lat["previous"]["p50_ms"], 3)
     how = "query vector given" if args.query_vector else "end to end"
+    store = (f"{backend}, {args.size:,} memories (the first {args.synthetic_beyond:,} texts "
+             f"embedded, the rest noisy copies of their vectors)" if not args.url else
+             f"{backend} store `{args.url}` ({_count(args.url):,} memories)")
     md = [f"# Engine.search {how}: this version against the previous, same run", "",
-          f"{backend}, {args.size:,} memories (the first {args.synthetic_beyond:,} texts embedded, "
-          f"the rest noisy copies of their vectors), {len(queries)} queries (short, question, "
-          f"long), each sent to both versions in turn (previous: "
+          f"{store}, {len(queries)} queries (short, question, long; from the synthetic corpus of "
+          f"{args.size:,}), each sent to both versions in turn (previous: "
           f"{args.previous_ref or previous_src}); load average before "
           f"{load_before[0]:.1f}, after {out['load_after'][0]:.1f} (2 cores, shared).", "",
           "| version | p50 ms | p95 ms |", "|---|---:|---:|",
           *[f"| {k} | {v['p50_ms']} | {v['p95_ms']} |" for k, v in lat.items()], "",
           f"Ratio of p50, this over previous: {out['ratio_p50_this_over_previous']}.", ""]
     write_results(args.name, out, "\n".join(md))
+
+
+def _count(url: str) -> int:
+    """How many memories the store at ``url`` holds."""
+    import memoryd
+
+    with memoryd.open(url) as mem:
+        return mem.store.count()
 
 
 if __name__ == "__main__":

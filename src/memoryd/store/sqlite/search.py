@@ -309,9 +309,30 @@ class VectorCache:
         return [VectorHit(memory_id=id_of[k], similarity=s) for k, s in hits if k in id_of]
 
     def vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
-        """Stored vectors of the given memories."""
+        """Stored vectors of the given memories.
+
+        Once the index is loaded they come from it, caught up with the table first: the same
+        float32 values without reading 1.5 KB a memory from the table (a search reads those
+        of its keyword candidates: 1.2 of 10 ms at 100k). The table serves them while the
+        index loads, and any the index does not hold.
+        """
+        wanted = list(dict.fromkeys(memory_ids))
+        if not wanted or not self.loaded or self._index is None:
+            return self._table_vectors(wanted)
+        self.sync()
+        index = self._index
+        rowid_of: dict[str, int] = {}
+        for chunk in self.db.chunks(wanted):
+            rowid_of.update(self.db.rows(
+                f"SELECT id, rowid FROM memories WHERE id IN ({self.db.marks(len(chunk))})", chunk))
+        held = index.vectors_for(rowid_of.values()) if index is not None else {}
+        out = {i: held[r] for i, r in rowid_of.items() if r in held}
+        missing = [i for i in rowid_of if i not in out]
+        return out | self._table_vectors(missing) if missing else out
+
+    def _table_vectors(self, memory_ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        for chunk in self.db.chunks(list(dict.fromkeys(memory_ids))):
+        for chunk in self.db.chunks(memory_ids):
             rows = self.db.rows(
                 "SELECT m.id, v.vector FROM memory_vectors v JOIN memories m "
                 f"ON m.rowid = v.memory_rowid WHERE m.id IN ({self.db.marks(len(chunk))})", chunk)
