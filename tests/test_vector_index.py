@@ -383,7 +383,8 @@ def test_a_row_with_an_older_seq_is_not_hidden_by_the_saved_vectors(
 def test_stored_vectors_come_from_the_loaded_index_and_follow_other_writers(
         tmp_path: Path, shared_embedder) -> None:
     """``Store.vectors`` (a search's keyword candidates' cosines) reads the loaded index, caught
-    up first: the table's exact values, and what another process wrote since."""
+    up first: the table's exact values, what another process wrote since, and never a vector
+    a transaction wrote and rolled back."""
     from memoryd.store.sqlite import SQLiteStore
 
     url = f"sqlite:///{tmp_path}/v.db"
@@ -406,5 +407,12 @@ def test_stored_vectors_come_from_the_loaded_index_and_follow_other_writers(
         assert now.keys() == {ids[0], ids[2]}
         np.testing.assert_array_equal(now[ids[0]], other.astype(np.float32))
         assert now[ids[2]].tobytes() == table[ids[2]].tobytes()
+        # Inside a write transaction the table answers: the index never takes in a vector
+        # that is then rolled back.
+        with pytest.raises(RuntimeError), reader.transaction():
+            reader.replace_vectors({ids[2]: other}, shared_embedder.model_id)
+            np.testing.assert_array_equal(reader.vectors([ids[2]])[ids[2]], other)
+            raise RuntimeError("roll back")
+        assert reader.vectors([ids[2]])[ids[2]].tobytes() == table[ids[2]].tobytes()
     finally:
         reader.close()

@@ -464,6 +464,6 @@ def m013_room_for_state_updates(cur: psycopg.Cursor[Any]) -> None:
 
     Setting the fill factor changes only pages written from now on, so this is instant on a
     large store; each old row gets its room when it first moves, or all at once with
-    ``VACUUM FULL memoryd.memories`` (docs/deployment.md).
+    ``VACUUM FULL memoryd.memories`` (docs/scaling.md).
     """
     cur.execute(f"ALTER TABLE memories SET (fillfactor = {MEMORIES_FILLFACTOR})")

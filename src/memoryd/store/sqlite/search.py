@@ -314,10 +314,11 @@ class VectorCache:
         Once the index is loaded they come from it, caught up with the table first: the same
         float32 values without reading 1.5 KB a memory from the table (a search reads those
         of its keyword candidates: 1.2 of 10 ms at 100k). The table serves them while the
-        index loads, and any the index does not hold.
+        index loads, inside a write transaction (catching up there could take in vectors the
+        transaction has not committed), and any the index does not hold.
         """
         wanted = list(dict.fromkeys(memory_ids))
-        if not wanted or not self.loaded or self._index is None:
+        if not wanted or not self.loaded or self._index is None or self.db.in_transaction():
             return self._table_vectors(wanted)
         self.sync()
         index = self._index
