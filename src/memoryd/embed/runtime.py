@@ -21,12 +21,14 @@ from memoryd.errors import EmbeddingError
 #: The module usearch's C++ extension loads as.
 _USEARCH_NATIVE = "usearch.compiled"
 _PROBE = "import usearch.index, onnxruntime"
-_PROBE_TIMEOUT_S = 120.0
+_PROBE_TIMEOUT_S = 30.0
 
 
 def onnxruntime_loadable() -> bool:
-    """Whether importing onnxruntime now is safe: it is installed and either loaded already,
-    or usearch is not, or a child process that loads usearch first survives importing it."""
+    """Import onnxruntime when that is safe here; whether it is loaded afterwards.
+
+    Safe: it is loaded already, or usearch is not, or a child process that loads usearch
+    first survives importing it. False also when it is not installed."""
     if "onnxruntime" in sys.modules:
         return True
     if _USEARCH_NATIVE in sys.modules and _crashes_after_usearch():
@@ -48,7 +50,7 @@ def import_onnxruntime() -> ModuleType:
         raise EmbeddingError(
             "onnxruntime cannot be loaded in this process: usearch was imported first, and "
             "onnxruntime imported after it crashes the process (a clash of their C++ "
-            "runtimes). Import memoryd's embedder, or onnxruntime, before usearch."
+            "runtimes). Put `import onnxruntime` before the program's first import of usearch."
         )
     import onnxruntime
 
