@@ -6,6 +6,7 @@ app, and the real `memoryd serve` on a real store."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -192,3 +193,30 @@ def test_memoryd_serve_listens_before_it_is_ready_and_never_answers_500(
     finally:
         proc.terminate()
         assert proc.wait(60) in (0, -15)
+
+
+def test_the_serve_socket_sends_each_response_at_once() -> None:
+    """``memoryd serve``'s socket gets Nagle's algorithm turned off on every connection: a
+    response goes out as headers, then body, and with Nagle on the body waited for the
+    client's delayed ACK, about 40 ms on every keep-alive request."""
+    from memoryd.cli.server import listening_socket
+
+    sock = listening_socket("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(_inner([]), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    port = sock.getsockname()[1]
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            for _ in range(3):  # one keep-alive connection
+                assert client.get("/hello").json() == {"hello": "world"}
+            accepted = [c.transport.get_extra_info("socket")
+                        for c in server.server_state.connections]
+            assert len(accepted) == 1
+            assert accepted[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        _stop(server, thread)
