@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -14,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from memoryd.embed.onnx import PRESETS, QUERY_COPY_MAX_TOKENS, OnnxEmbedder
 from memoryd.embed.onnx_int8 import int8_copy, rewrite
+from memoryd.errors import EmbeddingError
 
 SPEC = PRESETS["minilm-int8"]
 TEXTS = [
@@ -141,3 +146,78 @@ def test_a_copy_that_does_not_load_leaves_queries_on_the_float_path(
     assert "float path" in caplog.text
     floats = _embedder(None)
     assert np.allclose(embedder.embed_query(TEXTS[1]), floats.embed_one(TEXTS[1]), atol=1e-6)
+
+
+class _Held:
+    """A session stand-in that counts its runs and, while ``hold`` is set, waits inside run()
+    until ``release`` is set (so another call can arrive while this one is in progress)."""
+
+    def __init__(self, session: Any, *, hold: bool = False, fail: bool = False) -> None:
+        self._session, self.hold, self.fail = session, hold, fail
+        self.runs = 0
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        self.runs += 1
+        self.entered.set()
+        if self.hold:
+            assert self.release.wait(30)
+        if self.fail:
+            raise RuntimeError("the runtime gave up")
+        return self._session.run(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+def test_a_lone_query_takes_two_threads_and_overlapping_ones_keep_one(copy_path: Path) -> None:
+    embedder = _embedder(copy_path)
+    model = embedder._model
+    if (os.cpu_count() or 1) < 2:
+        assert model.lone is None
+        pytest.skip("one core: every query runs on the one-thread session")
+    assert model.lone is not None
+    one_thread = _embedder(copy_path)
+    one_thread._model = dataclasses.replace(one_thread._model, lone=None)
+    expected = [one_thread.embed_query(t) for t in TEXTS[:2]]
+    lone, single = _Held(model.lone, hold=True), _Held(model.session)
+    embedder._model = dataclasses.replace(model, lone=lone, session=single)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(embedder.embed_query, TEXTS[0], alone=True)
+        assert lone.entered.wait(30)
+        # The caller thinks it is alone, but an inference is in progress: one thread.
+        second = embedder.embed_query(TEXTS[1], alone=True)
+        assert (lone.runs, single.runs) == (1, 1)
+        lone.release.set()
+        vectors = [first.result(30), second]
+    assert np.allclose(vectors, expected, atol=1e-6)  # the same vectors either way
+    assert embedder._running == 0
+    embedder.embed_query(TEXTS[1], alone=True)  # alone again: two threads
+    assert (lone.runs, single.runs) == (2, 1)
+    embedder.embed_query(TEXTS[1])  # another search is running (alone=False): one thread
+    assert (lone.runs, single.runs) == (2, 2)
+    embedder.embed_query(TEXTS[-1], alone=True)  # past the copy's token limit: the float path
+    assert (lone.runs, single.runs) == (2, 2)
+
+
+def test_a_failed_query_leaves_the_next_one_alone(copy_path: Path) -> None:
+    embedder = _embedder(copy_path)
+    if embedder._model.lone is None:
+        pytest.skip("one core: no two-thread session")
+    lone = _Held(embedder._model.lone, fail=True)
+    embedder._model = dataclasses.replace(embedder._model, lone=lone)
+    with pytest.raises(EmbeddingError, match="gave up"):
+        embedder.embed_query(TEXTS[0], alone=True)
+    assert embedder._running == 0  # the failure is not counted as running for ever
+    lone.fail = False
+    embedder.embed_query(TEXTS[0], alone=True)
+    assert lone.runs == 2
+
+
+def test_one_core_gets_no_two_thread_session(copy_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    embedder = _embedder(copy_path)
+    assert embedder._model.lone is None
+    floats = _embedder(None)
+    assert embedder.embed_query(TEXTS[1]) @ floats.embed_one(TEXTS[1]) > 0.999

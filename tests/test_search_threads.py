@@ -74,11 +74,11 @@ def test_the_query_is_embedded_on_a_worker_while_the_keyword_side_runs(
         keyword_started.set()
         return keyword_candidates(*args, **kwargs)
 
-    def embed_spy(query):
+    def embed_spy(query, **kwargs):
         seen["embed"] = threading.current_thread().name
         # Run sequentially, the keyword side would not start before this returns.
         seen["overlapped"] = str(keyword_started.wait(30))
-        return embed_query(query)
+        return embed_query(query, **kwargs)
 
     monkeypatch.setattr(store, "keyword_candidates", keyword_spy)
     monkeypatch.setattr(embedder, "embed_query", embed_spy)
@@ -141,3 +141,32 @@ def test_keyword_and_vector_modes_still_run_one_side(engine: Engine, monkeypatch
     assert vector[0].memory.content.startswith("Rate limits")
     assert keyword[0].semantic_similarity is not None  # the score still reads both sides
     assert vector[0].keyword_rank is None
+
+
+def test_only_the_one_search_running_may_embed_its_query_on_more_than_one_core(
+    engine: Engine, monkeypatch
+) -> None:
+    """A search alone in the process tells the embedder so (``alone``: it may take both cores);
+    one that overlaps another does not, so concurrent searches keep a core each."""
+    told: dict[str, bool] = {}
+    first_started, second_started = threading.Event(), threading.Event()
+    embed_query = engine.embedder.embed_query
+
+    def spy(query, *, alone=False):
+        told[query] = alone
+        if query == "first":
+            first_started.set()
+            assert second_started.wait(30)  # still running when the second search starts
+        else:
+            second_started.set()
+        return embed_query(query, alone=alone)
+
+    monkeypatch.setattr(engine.embedder, "embed_query", spy)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(engine.search, "first", 3, record_access=False)
+        assert first_started.wait(30)
+        engine.search("second", 3, record_access=False)
+        first.result(30)
+    assert told == {"first": True, "second": False}
+    engine.search("third", 3, record_access=False)  # alone again
+    assert told["third"] is True

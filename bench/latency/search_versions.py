@@ -128,8 +128,10 @@ def main(argv: list[str] | None = None) -> None:
     lat = out["latency"]
     out["ratio_p50_this_over_previous"] = round(lat["this"]["p50_ms"] / lat["previous"]["p50_ms"], 3)
     how = "query vector given" if args.query_vector else "end to end"
-    store = (f"{backend}, {args.size:,} memories (the first {args.synthetic_beyond:,} texts "
-             f"embedded, the rest noisy copies of their vectors)" if not args.url else
+    embedded = ("every text embedded" if args.synthetic_beyond >= args.size else
+                f"the first {args.synthetic_beyond:,} texts embedded, the rest noisy copies of "
+                "their vectors")
+    store = (f"{backend}, {args.size:,} memories ({embedded})" if not args.url else
              f"{backend} store `{args.url}` ({_count(args.url):,} memories)")
     md = [f"# Engine.search {how}: this version against the previous, same run", "",
           f"{store}, {len(queries)} queries (short, question, long; from the synthetic corpus of "

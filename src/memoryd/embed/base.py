@@ -108,10 +108,11 @@ class Embedder(ABC):
             raise TypeError(f"text is {type(text).__name__}, not str")
         return self.embed([text])[0]
 
-    def embed_query(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str, *, alone: bool = False) -> np.ndarray:
         """A search query's ``(dims,)`` unit vector: :meth:`embed_one`, unless the embedder
         has a faster path for queries in the same vector space (the ONNX preset's int8 copy).
-        Stored memories are always embedded by :meth:`embed`."""
+        Stored memories are always embedded by :meth:`embed`. ``alone``: no other search is
+        running in this process, so the embedder may take more than one core for this one."""
         return self.embed_one(text)
 
     def _checked_batch(self, batch: list[str]) -> np.ndarray:

@@ -51,6 +51,11 @@ SMALL_BATCH = 4
 #: Queries up to this many tokens run the int8 copy; longer ones run the float path, which is
 #: as fast from about 50 tokens on (bench/results/embed_query_int8.md).
 QUERY_COPY_MAX_TOKENS = 40
+#: A query of the only search running, embedded while no other inference runs, uses this many
+#: intra-op threads (a second session of the query copy): on two cores a 29-token query takes
+#: 4.7 ms instead of 7.4. Overlapping searches keep one thread each, so they do not fight
+#: over the cores (bench/results/embed_query_threads.md).
+LONE_QUERY_THREADS = 2
 #: At most this many padded token positions per inference (and at most ``batch_size`` texts):
 #: small batches stay in the CPU caches (bench/results/ingest_versions.md).
 BATCH_TOKENS = 512
@@ -105,7 +110,8 @@ class OnnxEmbedder(LazyModelEmbedder):
     sentence-transformers does for MiniLM); ``"cls"`` takes the first token.
 
     Inference sessions have one intra-op thread. A short call (up to ``SMALL_BATCH`` texts)
-    runs on the caller's thread; a bulk call runs its batches concurrently on ``threads``
+    runs on the caller's thread; the query of the only search running, while nothing else
+    is being embedded, runs on :data:`LONE_QUERY_THREADS` threads instead. A bulk call runs its batches concurrently on ``threads``
     worker threads (whole batches in parallel instead of one batch split across threads: no
     thread waits at a per-operator barrier for another that the scheduler of a busy machine
     has paused). With ``query_model`` (a function giving the path of a faster copy of the
@@ -145,6 +151,8 @@ class OnnxEmbedder(LazyModelEmbedder):
         self._query_model = query_model
         self._float: Any = None  # the model's own session, when ``_model.session`` is the copy
         self._float_lock = threading.Lock()
+        self._running = 0  # inferences in progress: a lone query may take both cores
+        self._running_lock = threading.Lock()
 
     @classmethod
     def preset(cls, name: str, *, batch_size: int = DEFAULT_BATCH_SIZE) -> OnnxEmbedder:
@@ -193,7 +201,7 @@ class OnnxEmbedder(LazyModelEmbedder):
         session = None
         if copy_path is not None:
             try:
-                session = _session(ort, copy_path)
+                session = _session(ort, copy_path, arena=False)  # one short text per run
             except Exception as exc:  # noqa: BLE001 - the model itself still serves queries
                 log.warning("the int8 copy %s does not load (%s): queries run the float path",
                             copy_path, exc)
@@ -212,7 +220,8 @@ class OnnxEmbedder(LazyModelEmbedder):
         wanted = {i.name for i in session.get_inputs()}
         output = _token_output(session, self.model_id, self.dims)
         return _Loaded(session, tokenizer, output, wanted,
-                       float_path=onnx_path if copy_path else None)
+                       float_path=onnx_path if copy_path else None,
+                       lone=_lone_session(ort, copy_path) if copy_path else None)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` (see :meth:`Embedder.embed`); a bulk call is tokenised once, grouped
@@ -248,9 +257,11 @@ class OnnxEmbedder(LazyModelEmbedder):
         if pool is not None:
             pool.shutdown(wait=True)
 
-    def embed_query(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str, *, alone: bool = False) -> np.ndarray:
         """A search query's unit vector: on the int8 copy when the query has at most
-        :data:`QUERY_COPY_MAX_TOKENS` tokens and the copy is there, else :meth:`embed_one`."""
+        :data:`QUERY_COPY_MAX_TOKENS` tokens and the copy is there, else :meth:`embed_one`.
+        With ``alone`` (no other search running) and no other inference in progress, the
+        copy runs on :data:`LONE_QUERY_THREADS` threads."""
         if not isinstance(text, str):
             raise TypeError(f"text is {type(text).__name__}, not str")
         self.load()
@@ -260,10 +271,11 @@ class OnnxEmbedder(LazyModelEmbedder):
         with self._infer_lock:
             ids = model.tokenizer.encode(text).ids
         # Longer queries run the float path (as fast from about 50 tokens on), on these ids.
-        session = model.session if len(ids) <= QUERY_COPY_MAX_TOKENS else \
-            self._float_session(model)
+        short = len(ids) <= QUERY_COPY_MAX_TOKENS
+        session = model.session if short else self._float_session(model)
         batch = pad([ids], np.arange(1))
-        return self._checked_run(lambda: self._infer(model, session, batch), 1)[0]
+        lone = model.lone if short and alone else None
+        return self._checked_run(lambda: self._infer(model, session, batch, when_idle=lone), 1)[0]
 
     def _float_session(self, model: _Loaded) -> Any:
         """The session that embeds memories: the model's own, loaded when first needed if
@@ -296,11 +308,22 @@ class OnnxEmbedder(LazyModelEmbedder):
             token_ids = [e.ids for e in model.tokenizer.encode_batch(texts)]
         return self._infer(model, self._float_session(model), pad(token_ids, np.arange(len(texts))))
 
-    def _infer(self, model: _Loaded, session: Any, batch: Batch) -> np.ndarray:
-        """One inference on ``session``: pooled (unnormalised) vectors of the batch's rows."""
+    def _infer(self, model: _Loaded, session: Any, batch: Batch, *,
+               when_idle: Any = None) -> np.ndarray:
+        """One inference on ``session`` (on ``when_idle`` instead, if given, when no other
+        inference is running): pooled (unnormalised) vectors of the batch's rows."""
         feed = {"input_ids": batch.ids, "attention_mask": batch.mask,
                 "token_type_ids": np.zeros_like(batch.ids)}
-        out = session.run([model.output], {k: v for k, v in feed.items() if k in model.inputs})[0]
+        with self._running_lock:
+            if when_idle is not None and self._running == 0:
+                session = when_idle
+            self._running += 1
+        try:
+            out = session.run([model.output],
+                              {k: v for k, v in feed.items() if k in model.inputs})[0]
+        finally:
+            with self._running_lock:
+                self._running -= 1
         if out.ndim == 2:
             return out
         if self.pooling == "cls":
@@ -316,6 +339,7 @@ class _Loaded:
     output: str
     inputs: set[str]  # the inputs the model takes (some drop token_type_ids)
     float_path: Path | None = None  # the model itself, when ``session`` runs its int8 copy
+    lone: Any = None  # the copy on LONE_QUERY_THREADS threads, for a query that runs alone
 
 
 def load_tokenizer(path: Path, tokenizer_class: Any) -> Any:
@@ -329,14 +353,29 @@ def _resolve(path: str | Path | Callable[[], Path]) -> Path:
     return Path(path()) if callable(path) else Path(path).expanduser()
 
 
-def _session(ort: Any, path: Path) -> Any:
-    """A one-thread CPU session (ONNX Runtime's run() is safe to call from several threads)."""
+def _session(ort: Any, path: Path, threads: int = 1, *, arena: bool = True) -> Any:
+    """A CPU session with ``threads`` intra-op threads (ONNX Runtime's run() is safe to call
+    from several threads). ``arena=False``: tensors are freed as they are released, not kept
+    in a growing pool (a session that only ever sees one short text needs no pool)."""
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
+    opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     # Shapes change from batch to batch: a memory plan made for one shape does not fit the next.
     opts.enable_mem_pattern = False
+    opts.enable_cpu_mem_arena = arena
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def _lone_session(ort: Any, path: Path) -> Any:
+    """The query copy on :data:`LONE_QUERY_THREADS` threads, or None on a one-core machine or
+    when it does not load (every query then runs on the one-thread session)."""
+    if LONE_QUERY_THREADS < 2 or (os.cpu_count() or 1) < 2:
+        return None
+    try:
+        return _session(ort, path, LONE_QUERY_THREADS, arena=False)
+    except Exception as exc:  # noqa: BLE001 - the one-thread session serves every query
+        log.warning("no two-thread query session (%s): queries run on one thread", exc)
+        return None
 
 
 def _token_output(session: Any, model_id: str, dims: int) -> str:

@@ -42,7 +42,7 @@ from memoryd.engine.memory.candidates import SearchMode, gather, hits_of, ordere
 from memoryd.engine.memory.cues import QueryCues, read_cues
 from memoryd.engine.memory.access_writer import record_retrieval
 from memoryd.engine.memory.links import associated_hits
-from memoryd.engine.memory.query_vector import QueryVector
+from memoryd.engine.memory.query_vector import QueryVector, search_running
 from memoryd.models import SearchFilters, SearchHit, Tier
 from memoryd.retrieval.mmr import mmr_order
 from memoryd.retrieval.tokens import query_terms
@@ -78,10 +78,16 @@ def run_search(
     query_vector: np.ndarray | None = None,
 ) -> list[SearchHit]:
     """Run the whole read path and return at most ``options.limit`` hits."""
-    filters = ctx.access.narrow(filters)
+    with search_running() as alone:
+        return _search(ctx, query, ctx.access.narrow(filters), options, query_vector, alone)
+
+
+def _search(ctx: EngineContext, query: str, filters: SearchFilters, options: SearchOptions,
+            query_vector: np.ndarray | None, alone: bool) -> list[SearchHit]:
     # Every mode embeds the query (the score needs the cosine of keyword candidates too),
     # on a worker thread while the keyword side runs.
-    vector = QueryVector.start(ctx.embedder, query, query_vector, embed=options.embed_query)
+    vector = QueryVector.start(ctx.embedder, query, query_vector, embed=options.embed_query,
+                               alone=alone)
     cues = _cues(ctx, query, options)
     hits = _tiered_candidates(ctx, query_terms(query), vector, filters, options, cues)
     if _by_relevance(ctx, options) and (options.cognitive or cues.room > 0):
