@@ -4,11 +4,11 @@
 
 memoryd embeds a short search query on its int8 copy of the model (memoryd.embed.onnx_int8).
 When its search is the only one running and no other inference is in progress, the query
-runs on a two-thread session of that copy (``LONE_QUERY_THREADS``); otherwise on one thread. Both variants run
-in one process, alternated round by round: ``two threads when alone`` (what ships) and
-``one thread`` (the same embedder with the two-thread session taken away). A search tells
-the embedder whether it is the only search running (``alone``); the callers here are counted
-the same way.
+runs on a two-thread session of that copy (``LONE_QUERY_THREADS``); otherwise on one thread.
+Both variants run in one process, alternated round by round: ``two threads when alone``
+(what ships) and ``one thread`` (the same embedder with the two-thread session taken away).
+A search tells the embedder whether it is the only search running (``alone``); the callers
+here are counted the same way.
 
 1. One query alone, per query kind (the peer bench's short, question and long queries):
    median milliseconds of ``embed_query``, and the cosine between the two variants' vectors.
@@ -128,8 +128,8 @@ def render(r: dict[str, Any]) -> str:
              f"onnxruntime {r['machine']['onnxruntime']}, load average {r['load'][0]:.1f}-"
              f"{r['load'][1]:.1f}. `embed_query` on the int8 copy: shipped (the query of the "
              "only search running takes a two-thread session; overlapping ones keep one thread "
-             f"each) against the same embedder with one thread only, alternated over {r['rounds']} rounds, "
-             "medians.", "",
+             "each) against the same embedder with one thread only, alternated over "
+             f"{r['rounds']} rounds, medians.", "",
              "One query at a time (the peer bench's queries):", "",
              md_table(["kind", "n", "tokens (median)", "two threads ms", "one thread ms",
                        "ratio", "cosine min"],

@@ -53,8 +53,9 @@ SMALL_BATCH = 4
 QUERY_COPY_MAX_TOKENS = 40
 #: A query of the only search running, embedded while no other inference runs, uses this many
 #: intra-op threads (a second session of the query copy): on two cores a 29-token query takes
-#: 4.7 ms instead of 7.4. Overlapping searches keep one thread each, so they do not fight
-#: over the cores (bench/results/embed_query_threads.md).
+#: 5.0 ms instead of 7.8. Overlapping searches keep one thread each, so they do not fight
+#: over the cores (bench/results/embed_query_threads.md). Its threads spin between
+#: operators and for a while after a run: turning that off cost a search x1.15 at 5k.
 LONE_QUERY_THREADS = 2
 #: At most this many padded token positions per inference (and at most ``batch_size`` texts):
 #: small batches stay in the CPU caches (bench/results/ingest_versions.md).
@@ -111,13 +112,14 @@ class OnnxEmbedder(LazyModelEmbedder):
 
     Inference sessions have one intra-op thread. A short call (up to ``SMALL_BATCH`` texts)
     runs on the caller's thread; the query of the only search running, while nothing else
-    is being embedded, runs on :data:`LONE_QUERY_THREADS` threads instead. A bulk call runs its batches concurrently on ``threads``
-    worker threads (whole batches in parallel instead of one batch split across threads: no
-    thread waits at a per-operator barrier for another that the scheduler of a busy machine
-    has paused). With ``query_model`` (a function giving the path of a faster copy of the
-    model for queries, or None), :meth:`embed_query` runs that copy on queries of up to
-    :data:`QUERY_COPY_MAX_TOKENS` tokens; :meth:`load` then loads the copy, and the model
-    itself loads when first needed (the first memory embedded, or a long query).
+    is being embedded, runs on :data:`LONE_QUERY_THREADS` threads instead. A bulk call runs
+    its batches concurrently on ``threads`` worker threads (whole batches in parallel instead
+    of one batch split across threads: no thread waits at a per-operator barrier for another
+    that the scheduler of a busy machine has paused). With ``query_model`` (a function giving
+    the path of a faster copy of the model for queries, or None), :meth:`embed_query` runs
+    that copy on queries of up to :data:`QUERY_COPY_MAX_TOKENS` tokens; :meth:`load` then
+    loads the copy, and the model itself loads when first needed (the first memory embedded,
+    or a long query).
     """
 
     def __init__(
