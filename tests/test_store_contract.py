@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memoryd.errors import MemoryNotFound, StoreError
+from memoryd.errors import InvalidInput, MemoryNotFound, StoreError
 from memoryd.models import Memory, SchedulingState, SearchFilters
 from memoryd.store.base import Actor, Store
 
@@ -239,6 +239,22 @@ def test_update_states_with_and_without_history(filled) -> None:
     store.update_states({memories[1].id: state}, record="review", actor=Actor("sched"))
     assert store.history(memories[1].id)[-1].operation == "review"
     assert store.history(memories[1].id)[-1].actor == "sched"
+
+
+def test_states_read_only_the_scheduling_columns_and_agree_with_the_memories(filled) -> None:
+    store, memories = filled
+    state = SchedulingState(stability=7.5, difficulty=3.0, reps=2, access_count=4,
+                            last_review=NOW, last_accessed=NOW)
+    store.update_states({memories[0].id: state})
+    ids = [m.id for m in memories]
+    states = store.states([*ids, "missing", ids[0]])
+    assert list(states) == ids  # in the order asked, once each, missing ids left out
+    assert states == {i: m.state for i, m in store.get_many(ids).items()}
+    assert states[memories[0].id] == state
+    assert states[memories[0].id].last_review.tzinfo is not None
+    assert store.states([]) == {}
+    with pytest.raises(InvalidInput):
+        store.states(["bad\x00id"])
 
 
 # --------------------------------------------------------------------------- delete

@@ -226,6 +226,11 @@ class Store(ABC):
         """Memories by id (missing ids are left out)."""
         return memory_sql.by_ids(self.db, memory_ids)
 
+    def states(self, memory_ids: list[str]) -> dict[str, SchedulingState]:
+        """The scheduling states of memories by id (missing ids are left out), without
+        reading the memories whole: what recording their retrieval needs."""
+        return memory_sql.states_by_ids(self.db, memory_ids)
+
     def list(
         self,
         filters: SearchFilters,
@@ -409,8 +414,9 @@ class Store(ABC):
 # translate their own: the error surfaces while they run, not when they are called).
 _TRANSLATED = (
     "health", "set_embedding_model", "insert", "update", "update_states", "delete",
-    "replace_vectors", "get", "get_many", "list", "matching_ids", "count", "keyword_candidates",
-    "corpus_stats", "term_counts", "keyword_search", "cosines", "vector_search", "vectors",
+    "replace_vectors", "get", "get_many", "states", "list", "matching_ids", "count",
+    "keyword_candidates", "corpus_stats", "term_counts", "keyword_search", "cosines",
+    "vector_search", "vectors",
     "history", "changes_since", "changes_between", "last_seq", "ledger_entries", "ledger_head",
     "stats", "upsert_edges", "edges_of", "expire_edge", "edges_from", "mark_accessed", "close",
 )

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ClassVar
 
 from memoryd import ledger
-from memoryd.models import Memory
+from memoryd.models import Memory, SchedulingState
 from memoryd.store import policy
 from memoryd.store.change import Recorded
 from memoryd.store.filters import Dialect
@@ -84,6 +84,10 @@ class Database(ABC):
     @abstractmethod
     def memory(self, row: Sequence[Any]) -> Memory:
         """A row of :attr:`memory_columns` as a Memory."""
+
+    @abstractmethod
+    def state(self, row: Sequence[Any]) -> SchedulingState:
+        """A row of the ``STATE_FIELDS`` columns (memoryd.store.rows) as a SchedulingState."""
 
     @abstractmethod
     def insert_id(self, tx: Any, statement: str, params: Sequence[Any]) -> int:

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memoryd.models import Memory, SearchFilters
+from memoryd.models import Memory, SchedulingState, SearchFilters
 from memoryd.store.filters import where
+from memoryd.store.rows import STATE_FIELDS
 
 if TYPE_CHECKING:
     from memoryd.store.database import Database
@@ -34,6 +35,19 @@ def by_ids(db: Database, memory_ids: list[str]) -> dict[str, Memory]:
     for chunk in db.chunks(ids):
         clause, params = db.dialect.in_list("m.id", chunk)
         found.update((m.id, m) for m in _select(db, clause, params))
+    return {i: found[i] for i in ids if i in found}
+
+
+def states_by_ids(db: Database, memory_ids: list[str]) -> dict[str, SchedulingState]:
+    """The scheduling states of memories by id, in the order asked (missing ids are left
+    out): only their columns, not the memories whole."""
+    ids = list(dict.fromkeys(memory_ids))
+    columns = ", ".join(f"m.{f}" for f in STATE_FIELDS)
+    found: dict[str, SchedulingState] = {}
+    for chunk in db.chunks(ids):
+        clause, params = db.dialect.in_list("m.id", chunk)
+        rows = db.rows(f"SELECT m.id, {columns} FROM memories m WHERE {clause}", params)
+        found.update((r[0], db.state(r[1:])) for r in rows)
     return {i: found[i] for i in ids if i in found}
 
 

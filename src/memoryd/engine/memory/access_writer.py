@@ -101,9 +101,7 @@ def write_retrievals(store: Store, retrievals: list[Retrieval]) -> None:
     """Apply ``retrievals`` in order to the memories' current states: one transaction."""
     with store.transaction():
         wanted = list(dict.fromkeys(i for r in retrievals for i in r.memory_ids))
-        states: dict[str, SchedulingState] = {
-            i: m.state for i, m in store.get_many(wanted).items()
-        }
+        states: dict[str, SchedulingState] = store.states(wanted)
         for r in retrievals:
             ids = [i for i in r.memory_ids if i in states]  # deleted since: nothing to mark
             if not ids:

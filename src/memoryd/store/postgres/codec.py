@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from functools import partial
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -45,12 +46,18 @@ def utc(value: datetime | None) -> datetime | None:
 
 def row_to_memory(row: tuple[Any, ...]) -> Memory:
     data = dict(zip(COLUMNS, row))
-    state = {f: data.pop(f) for f in STATE_FIELDS}
-    for f in ("last_review", "last_accessed"):
-        state[f] = utc(state[f])
+    state = row_to_state([data.pop(f) for f in STATE_FIELDS])
     for f in ("created_at", "updated_at", "valid_from", "valid_until"):
         data[f] = utc(data[f])
-    return Memory(**data, state=SchedulingState(**state))
+    return Memory(**data, state=state)
+
+
+def row_to_state(row: Sequence[Any]) -> SchedulingState:
+    """The ``STATE_FIELDS`` columns of a row as a SchedulingState."""
+    state = dict(zip(STATE_FIELDS, row))
+    for f in ("last_review", "last_accessed"):
+        state[f] = utc(state[f])
+    return SchedulingState(**state)
 
 
 

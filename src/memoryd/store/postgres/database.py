@@ -28,7 +28,7 @@ from psycopg_pool import ConnectionPool
 
 from memoryd.config import mask_url_password
 from memoryd.errors import NotAMemorydStore, StoreError
-from memoryd.models import Memory
+from memoryd.models import Memory, SchedulingState
 from memoryd.store.change import Recorded
 from memoryd.store.database import Database
 from memoryd.store.postgres import schema as schema_mod
@@ -39,6 +39,7 @@ from memoryd.store.postgres.codec import (
     dumps,
     loads,
     row_to_memory,
+    row_to_state,
     to_vector,
     utc,
 )
@@ -210,6 +211,9 @@ class PostgresDatabase(Database):
 
     def memory(self, row: Sequence[Any]) -> Memory:
         return row_to_memory(tuple(row[1:]))
+
+    def state(self, row: Sequence[Any]) -> SchedulingState:
+        return row_to_state(row)
 
     def insert_id(self, tx: psycopg.Cursor[Any], statement: str, params: Sequence[Any]) -> int:
         row = tx.execute(statement + " RETURNING id", params).fetchone()

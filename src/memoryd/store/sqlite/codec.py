@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime, timezone
+from collections.abc import Sequence
 from typing import Any
 
 from memoryd.models import Memory, SchedulingState
@@ -38,15 +39,21 @@ def to_db(field: str, value: Any) -> Any:
 
 def row_to_memory(row: sqlite3.Row | tuple) -> Memory:
     data = dict(zip(COLUMNS, row))
-    state = {f: data.pop(f) for f in STATE_FIELDS}
-    for f in ("last_review", "last_accessed"):
-        state[f] = dt(state[f])
+    state = row_to_state([data.pop(f) for f in STATE_FIELDS])
     data.pop("rowid")
     for f in JSON_FIELDS:
         data[f] = json.loads(data[f])
     for f in ("created_at", "updated_at", "valid_from", "valid_until"):
         data[f] = dt(data[f])
-    return Memory(**data, state=SchedulingState(**state))
+    return Memory(**data, state=state)
+
+
+def row_to_state(row: Sequence[Any]) -> SchedulingState:
+    """The ``STATE_FIELDS`` columns of a row as a SchedulingState."""
+    state = dict(zip(STATE_FIELDS, row))
+    for f in ("last_review", "last_accessed"):
+        state[f] = dt(state[f])
+    return SchedulingState(**state)
 
 
 

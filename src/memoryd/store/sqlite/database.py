@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from memoryd.errors import NotAMemorydStore, SchemaTooNew, StoreError
-from memoryd.models import Memory
+from memoryd.models import Memory, SchedulingState
 from memoryd.store.change import Recorded
 from memoryd.store.database import Database
 from memoryd.store.rows import JSON_FIELDS, TIME_FIELDS, VECTOR_FIELDS
-from memoryd.store.sqlite.codec import COLUMNS, DIALECT, dt, row_to_memory, ts
+from memoryd.store.sqlite.codec import COLUMNS, DIALECT, dt, row_to_memory, row_to_state, ts
 from memoryd.store.sqlite.schema import APP_MARKER, LATEST_VERSION, applied_version, migrate
 
 BUSY_TIMEOUT_MS = 30_000
@@ -214,6 +214,9 @@ class SQLiteDatabase(Database):
 
     def memory(self, row: Sequence[Any]) -> Memory:
         return row_to_memory(row)
+
+    def state(self, row: Sequence[Any]) -> SchedulingState:
+        return row_to_state(row)
 
     def insert_id(self, tx: sqlite3.Connection, statement: str, params: Sequence[Any]) -> int:
         return int(tx.execute(statement, params).lastrowid)  # type: ignore[arg-type]
