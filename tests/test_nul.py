@@ -208,3 +208,20 @@ def test_migrate_copies_rows_with_nul_and_counts_them(tmp_path, pg_url, shared_e
     finally:
         source.close()
         target.close()
+
+
+def test_values_passed_over_hold_no_text_and_text_beside_them_is_still_checked() -> None:
+    """``policy.TEXTLESS`` lets the check skip hundreds of scheduling states at once; it
+    stays right only while those hold numbers and times alone."""
+    from datetime import datetime
+
+    from memoryd.models import SchedulingState
+
+    for name, field in SchedulingState.model_fields.items():
+        assert field.annotation in (int, float, datetime | None), name
+    states = {f"m{i}": SchedulingState() for i in range(300)}
+    policy.refuse_nul((states, {"session": "s"}))  # no text with NUL: passes
+    with pytest.raises(InvalidInput):
+        policy.refuse_nul(({**states, MARK: SchedulingState()},))  # a key beside them
+    with pytest.raises(InvalidInput):
+        policy.refuse_nul(([*states.values(), [1, 2.0, None, MARK]],))

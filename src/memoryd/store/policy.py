@@ -20,7 +20,7 @@ import numpy as np
 
 from memoryd import ledger
 from memoryd.errors import InvalidInput, StoreError
-from memoryd.models import HistoryEntry, Memory
+from memoryd.models import HistoryEntry, Memory, SchedulingState
 from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
 
 # Fields a change may set (state fields through update_states or an update of them).
@@ -105,6 +105,11 @@ def history_entry(row: tuple[Any, ...], at: Callable[[Any], datetime | None],
                         agent_id=row[4], at=at(row[5]), details=details(row[6]))
 
 
+#: Values that hold no text, passed over at once: a batch of access records hands the store
+#: hundreds of scheduling states (numbers and times only; tests/test_nul.py).
+TEXTLESS = (int, float, datetime, SchedulingState, np.ndarray, type(None))
+
+
 def refuse_nul(arguments: Any) -> None:
     """InvalidInput if any text in ``arguments`` (strings, mapping keys, lists, models and
     dataclasses at any depth) holds NUL. The faces refuse it earlier, naming the field."""
@@ -114,6 +119,8 @@ def refuse_nul(arguments: Any) -> None:
         if isinstance(item, str):
             if "\x00" in item:
                 raise InvalidInput("text must not contain the NUL character (U+0000)")
+        elif isinstance(item, TEXTLESS):
+            continue
         elif isinstance(item, Mapping):
             stack.extend(item.keys())
             stack.extend(item.values())
