@@ -59,7 +59,9 @@ PURE = ("memoryd.cognition", "memoryd.retrieval", "memoryd.tasks")
 IMPURE = ("memoryd.engine", "memoryd.store", "memoryd.operations", *FACES)
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
-MAX_STORE_CORE_METHODS = 40
+# 41 since states(): the access writer reads the scheduling columns alone, not each memory
+# whole (it held the interpreter 7.8 of every 10.3 ms, beside the searches).
+MAX_STORE_CORE_METHODS = 41
 STORE_PARTS = ("work", "domains", "graph_files", "keys", "bookkeeping", "transfer")
 STORE_BACKENDS = ("memoryd.store.sqlite", "memoryd.store.postgres")
 DRIVERS = ("sqlite3", "psycopg", "psycopg_pool", "pgvector")
