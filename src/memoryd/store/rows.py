@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -30,6 +30,15 @@ from memoryd.models.memory import Memory, SchedulingState
 # apart, and ``seq``, which the store assigns): a field added to ``Memory`` is stored.
 MEMORY_FIELDS: tuple[str, ...] = tuple(n for n in Memory.model_fields if n not in ("state", "seq"))
 STATE_FIELDS: tuple[str, ...] = tuple(SchedulingState.model_fields)
+
+
+def state_from_row(row: Sequence[Any], time: Callable[[Any], datetime | None]) -> SchedulingState:
+    """The :data:`STATE_FIELDS` columns of a row as a SchedulingState, its times read by
+    ``time`` (the backend's converter)."""
+    state = dict(zip(STATE_FIELDS, row))
+    for f in ("last_review", "last_accessed"):
+        state[f] = time(state[f])
+    return SchedulingState(**state)
 
 # Tables in copy order: memories before the edges that reference them.
 TABLES: dict[str, tuple[str, ...]] = {

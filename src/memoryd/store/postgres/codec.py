@@ -15,7 +15,7 @@ from psycopg.types.json import Jsonb
 
 from memoryd.models import Memory, SchedulingState
 from memoryd.store import filters as sql_filters
-from memoryd.store.rows import JSON_FIELDS, MEMORY_FIELDS, STATE_FIELDS
+from memoryd.store.rows import JSON_FIELDS, MEMORY_FIELDS, STATE_FIELDS, state_from_row
 
 COLUMNS = MEMORY_FIELDS + STATE_FIELDS + ("seq",)
 _MEMORY_JSON = JSON_FIELDS["memories"] & {"domain_scores", "metadata"}
@@ -54,10 +54,7 @@ def row_to_memory(row: tuple[Any, ...]) -> Memory:
 
 def row_to_state(row: Sequence[Any]) -> SchedulingState:
     """The ``STATE_FIELDS`` columns of a row as a SchedulingState."""
-    state = dict(zip(STATE_FIELDS, row))
-    for f in ("last_review", "last_accessed"):
-        state[f] = utc(state[f])
-    return SchedulingState(**state)
+    return state_from_row(row, utc)
 
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from memoryd.models import Memory, SchedulingState
 from memoryd.store import filters as sql_filters
-from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS
+from memoryd.store.rows import MEMORY_FIELDS, STATE_FIELDS, state_from_row
 
 COLUMNS = ("rowid",) + MEMORY_FIELDS + STATE_FIELDS + ("seq",)
 JSON_FIELDS = {"tags", "domains", "domain_scores", "metadata"}
@@ -50,10 +50,7 @@ def row_to_memory(row: sqlite3.Row | tuple) -> Memory:
 
 def row_to_state(row: Sequence[Any]) -> SchedulingState:
     """The ``STATE_FIELDS`` columns of a row as a SchedulingState."""
-    state = dict(zip(STATE_FIELDS, row))
-    for f in ("last_review", "last_accessed"):
-        state[f] = dt(state[f])
-    return SchedulingState(**state)
+    return state_from_row(row, dt)
 
 
 
