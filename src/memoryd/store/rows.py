@@ -40,6 +40,7 @@ def state_from_row(row: Sequence[Any], time: Callable[[Any], datetime | None]) -
         state[f] = time(state[f])
     return SchedulingState(**state)
 
+
 # Tables in copy order: memories before the edges that reference them.
 TABLES: dict[str, tuple[str, ...]] = {
     "memories": MEMORY_FIELDS + STATE_FIELDS + ("seq", "vector"),
