@@ -38,6 +38,11 @@ def store_url(given: str | None) -> str:
     STORE.parent.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{STORE}"
     with memoryd.open(url) as mem:
+        if mem.store.count() < 5000:  # new, or a first write cut short: start again
+            mem.close()
+            for path in STORE.parent.glob(STORE.name + "*"):  # the file and its side files
+                path.unlink()
+    with memoryd.open(url) as mem:
         if mem.store.count() == 0:
             mem.add_many([{"content": m["content"], "node_type": m["type"], "tags": m["tags"]}
                           for m in agent_memories(5000)])
