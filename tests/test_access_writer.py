@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 import memoryd
 from memoryd.engine.memory.access_writer import AccessWriter, Retrieval
+from memoryd.engine.memory.activity import search_running
 
 TEXTS = [
     "Alice maintains the billing service written in Go",
@@ -247,3 +249,89 @@ def test_the_writer_thread_never_holds_up_an_exit(cli_env, tmp_path: Path, close
     with memoryd.open(f"sqlite:///{store}") as engine:
         total = sum(m.state.access_count for m in engine.list(limit=100))
     assert total == int(done.stdout)
+
+
+def _eventually(done, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+    """Whether ``done()`` turns true within ``seconds`` (looked at every 20 ms)."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_batch_waits_for_a_pause_in_the_searches(open_mem, store_url: str) -> None:
+    """While a search runs, the writer holds its batch back (writing would slow the search
+    down); once the searches pause, it writes, without being asked to."""
+    engine = open_mem(store_url)
+    memory = engine.add("Deploys to production need two approvals")
+    writer = AccessWriter(engine.store, linger=0, quiet=0.05, yield_seconds=120)
+    with search_running():
+        assert writer.submit(Retrieval((memory.id,), None, datetime.now(timezone.utc)))
+        time.sleep(0.5)
+        assert writer.pending == 1, "written while a search ran"
+    assert _eventually(lambda: writer.pending == 0)
+    assert engine.get(memory.id).state.access_count == 1
+    writer.close()
+
+
+def test_a_batch_waits_for_a_pause_no_longer_than_its_bound(open_mem, store_url: str) -> None:
+    """Searches that never pause cannot hold the writing back for longer than the bound."""
+    engine = open_mem(store_url)
+    memory = engine.add("Deploys to production need two approvals")
+    writer = AccessWriter(engine.store, linger=0, quiet=0.05, yield_seconds=0.3)
+    with search_running():
+        assert writer.submit(Retrieval((memory.id,), None, datetime.now(timezone.utc)))
+        assert _eventually(lambda: writer.pending == 0), "the search held the writer back"
+    assert engine.get(memory.id).state.access_count == 1
+    writer.close()
+
+
+def test_a_flush_a_close_or_a_full_batch_does_not_wait_for_the_searches(
+    open_mem, store_url: str
+) -> None:
+    engine = open_mem(store_url)
+    memory = engine.add("Deploys to production need two approvals")
+    one = Retrieval((memory.id,), None, datetime.now(timezone.utc))
+    writer = AccessWriter(engine.store, linger=0, yield_seconds=120, batch_size=3)
+    with search_running():
+        assert writer.submit(one)
+        assert writer.flush(30), "the flush waited for the search"
+        for _ in range(3):  # a full batch: the writer must keep up, it writes at once
+            assert writer.submit(one)
+        assert _eventually(lambda: writer.pending == 0), "a full batch waited"
+        assert writer.submit(one)
+        closer = threading.Thread(target=writer.close, daemon=True)
+        closer.start()
+        closer.join(30)
+        assert not closer.is_alive(), "the close waited for the search"
+    assert writer.pending == 0
+    assert engine.get(memory.id).state.access_count == 5
+
+
+def test_a_search_that_meets_a_background_write_is_not_alone(
+    open_mem, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search running beside the writer embeds its query on one core: two threads of a
+    two-thread inference would share one core with the writer."""
+    from memoryd.engine.memory import access_writer
+
+    engine = open_mem(store_url)
+    memory = engine.add("Deploys to production need two approvals")
+    seen: list[bool] = []
+    real = access_writer.write_retrievals
+
+    def beside_a_search(store, retrievals):  # type: ignore[no-untyped-def]
+        with search_running() as alone:
+            seen.append(alone)
+        real(store, retrievals)
+
+    monkeypatch.setattr(access_writer, "write_retrievals", beside_a_search)
+    writer = AccessWriter(engine.store, linger=0)
+    assert writer.submit(Retrieval((memory.id,), None, datetime.now(timezone.utc)))
+    assert writer.flush(30)
+    writer.close()
+    with search_running() as alone:
+        assert alone
+    assert seen == [False]

@@ -10,6 +10,14 @@ memories' current states inside its transaction and applies the retrievals in th
 they happened, so retrievals of the same memory queued together all count (none
 overwrites another).
 
+The writer shares the process, and the interpreter, with the searches: a batch written
+while a search runs slows that search down. So after the linger a batch waits for a pause
+of :data:`QUIET_SECONDS` with no search running (:func:`activity.quiet_for`), for at most
+:data:`YIELD_SECONDS` more, and while it is written no search embeds on two cores
+(:func:`activity.background_work`). It does not wait when a full batch is queued (the writer
+must keep up with the searches), nor for a flush or a close. While it waits it wakes every
+:data:`QUIET_SECONDS` at most, not at every search.
+
 Bounds and guarantees (docs/scaling.md, "Access recording"):
 
 * The queue holds :data:`QUEUE_CAPACITY` retrievals. When it is full (the writer cannot
@@ -22,7 +30,8 @@ Bounds and guarantees (docs/scaling.md, "Access recording"):
   is then unwritten is lost and logged). The thread is a daemon: it never keeps
   a process alive.
 * A process killed outright (``kill -9``, power loss) loses the retrievals still queued:
-  those of the last :data:`LINGER_SECONDS` or so, under load up to :data:`QUEUE_CAPACITY`.
+  those of the last :data:`LINGER_SECONDS` + :data:`YIELD_SECONDS` or so, under load up to
+  :data:`QUEUE_CAPACITY`.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from memoryd.cognition import scheduling
+from memoryd.engine.memory.activity import background_work, quiet_for
 from memoryd.models import SchedulingState, SearchHit
 
 if TYPE_CHECKING:
@@ -55,8 +65,10 @@ BATCH_SIZE = 256
 CLOSE_TIMEOUT = 10.0
 #: How long the writer waits, after a retrieval arrives, for others to share its write.
 LINGER_SECONDS = 0.2
-#: Put on the queue by flush(): write what is queued now, without lingering.
-_NOW = object()
+#: A pause in the searches this long is a moment to write a batch.
+QUIET_SECONDS = 0.05
+#: How long a batch waits for such a pause after the linger, at most.
+YIELD_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -117,14 +129,19 @@ class AccessWriter:
     """A bounded queue of retrievals and the daemon thread that writes them in batches."""
 
     def __init__(self, store: Store, *, capacity: int = QUEUE_CAPACITY,
-                 batch_size: int = BATCH_SIZE, linger: float = LINGER_SECONDS) -> None:
+                 batch_size: int = BATCH_SIZE, linger: float = LINGER_SECONDS,
+                 quiet: float = QUIET_SECONDS, yield_seconds: float = YIELD_SECONDS) -> None:
         self._store = store
         self._batch_size = batch_size
         self._linger = linger
-        self._queue: queue.Queue[Retrieval | object | None] = queue.Queue(capacity)
+        self._quiet = quiet
+        self._yield = yield_seconds
+        self._queue: queue.Queue[Retrieval | None] = queue.Queue(capacity)
+        self._hurry = threading.Event()  # set by flush and close: stop waiting, write
         self._lock = threading.Lock()
         self._progress = threading.Condition(self._lock)
         self._submitted = self._done = 0
+        self._awaited = 0  # what a flush waits for: up to this many retrievals written
         self._dropped = self._failed = 0
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -183,10 +200,8 @@ class AccessWriter:
             target = self._submitted
             if self._done >= target:
                 return True
-        try:
-            self._queue.put_nowait(_NOW)  # cut the linger short
-        except queue.Full:
-            pass  # the writer is busy with a full queue: it does not linger
+            self._awaited = max(self._awaited, target)
+        self._hurry.set()
         with self._progress:
             return self._progress.wait_for(lambda: self._done >= target, timeout)
 
@@ -204,6 +219,7 @@ class AccessWriter:
             thread = self._thread
         if thread is None:
             return
+        self._hurry.set()
         timeout = CLOSE_TIMEOUT if timeout is None else timeout
         deadline = time.monotonic() + timeout
         try:  # after every queued retrieval; the writer makes room
@@ -226,32 +242,45 @@ class AccessWriter:
 
     def _run(self) -> None:
         while True:
-            batch, stop = self._next_batch()
-            if batch:
+            first = self._queue.get()
+            if first is None:
+                return
+            self._wait_to_write(time.monotonic())
+            batch, stop = self._take(first)
+            with background_work():
                 self._write(batch)
             if stop:
                 return
 
-    def _next_batch(self) -> tuple[list[Retrieval], bool]:
-        """The next retrievals to write (waiting for the first, then lingering for more) and
-        whether the writer was told to stop after them."""
-        batch: list[Retrieval] = []
-        deadline: float | None = None
+    def _wait_to_write(self, first_at: float) -> None:
+        """Wait :data:`LINGER_SECONDS` from ``first_at`` for more retrievals to join the
+        first, then up to :data:`YIELD_SECONDS` more for a pause in the searches; not at all
+        once a full batch is queued or a flush or close waits for the writer."""
+        deadline = first_at + self._linger + self._yield
+        while True:
+            self._hurry.clear()  # before looking, so that a flush after the look wakes us
+            if self._closed or self._done < self._awaited:
+                return
+            if self._queue.qsize() + 1 >= self._batch_size:
+                return
+            now = time.monotonic()
+            wait = max(first_at + self._linger - now, self._quiet - quiet_for())
+            if wait <= 0 or now >= deadline:
+                return
+            self._hurry.wait(min(wait, deadline - now))
+
+    def _take(self, first: Retrieval) -> tuple[list[Retrieval], bool]:
+        """``first`` and what is queued behind it, up to a batch, and whether the writer was
+        told to stop after them."""
+        batch = [first]
         while len(batch) < self._batch_size:
             try:
-                if deadline is None:
-                    item = self._queue.get()
-                    deadline = time.monotonic() + self._linger
-                else:
-                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                item = self._queue.get_nowait()
             except queue.Empty:
                 break
             if item is None:
                 return batch, True
-            if item is _NOW:
-                deadline = time.monotonic()  # take what is queued, then write
-                continue
-            batch.append(item)  # type: ignore[arg-type]
+            batch.append(item)
         return batch, False
 
     def _write(self, batch: list[Retrieval]) -> None:

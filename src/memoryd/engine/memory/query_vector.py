@@ -10,33 +10,12 @@ SQLite at 100k, x0.84 on PostgreSQL).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager
 
 import numpy as np
 
 from memoryd.embed import Embedder
 from memoryd.engine.memory.workers import pool
-
-_searches = 0  # searches in progress in this process
-_searches_lock = threading.Lock()
-
-
-@contextmanager
-def search_running() -> Iterator[bool]:
-    """Count a search as running for the block; yields whether it is the only one, so its
-    query may be embedded on more than one core (``Embedder.embed_query``'s ``alone``)."""
-    global _searches
-    with _searches_lock:
-        _searches += 1
-        alone = _searches == 1
-    try:
-        yield alone
-    finally:
-        with _searches_lock:
-            _searches -= 1
 
 
 class QueryVector:
@@ -51,7 +30,7 @@ class QueryVector:
     def start(cls, embedder: Embedder, query: str, given: np.ndarray | None, *,
               embed: bool, alone: bool = False) -> QueryVector:
         """``given`` if there is one; otherwise start embedding ``query`` when ``embed``
-        (``alone``: no other search is running, see :func:`search_running`)."""
+        (``alone``: nothing else is running, see :func:`activity.search_running`)."""
         if given is not None or not embed:
             return cls(given)
         return cls(None, pool("query-vector").submit(

@@ -41,8 +41,9 @@ from memoryd.engine.context import EngineContext
 from memoryd.engine.memory.candidates import SearchMode, gather, hits_of, ordered, score
 from memoryd.engine.memory.cues import QueryCues, read_cues
 from memoryd.engine.memory.access_writer import record_retrieval
+from memoryd.engine.memory.activity import search_running
 from memoryd.engine.memory.links import associated_hits
-from memoryd.engine.memory.query_vector import QueryVector, search_running
+from memoryd.engine.memory.query_vector import QueryVector
 from memoryd.models import SearchFilters, SearchHit, Tier
 from memoryd.retrieval.mmr import mmr_order
 from memoryd.retrieval.tokens import query_terms
