@@ -12,13 +12,14 @@ import sys
 import threading
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 import memoryd
-from memoryd.engine.memory.access_writer import AccessWriter, Retrieval
+from memoryd.cognition import scheduling
+from memoryd.engine.memory.access_writer import AccessWriter, Retrieval, write_retrievals
 from memoryd.engine.memory.activity import search_running
 
 TEXTS = [
@@ -335,3 +336,40 @@ def test_a_search_that_meets_a_background_write_is_not_alone(
     with search_running() as alone:
         assert alone
     assert seen == [False]
+
+
+def _one_at_a_time(states: dict, retrievals: list[Retrieval]) -> dict:  # type: ignore[type-arg]
+    """The reference: every retrieval applied in order by ``scheduling.on_retrieved``."""
+    marked: set[tuple[str, str]] = set()
+    for r in retrievals:
+        for i in r.memory_ids:
+            repeat = (r.session_key, i) in marked
+            if r.session_key is not None:
+                marked.add((r.session_key, i))
+            states[i] = scheduling.on_retrieved(states[i], r.at, r.session_key, repeat)
+    return states
+
+
+def test_batches_record_what_one_retrieval_at_a_time_would(open_mem, url: str) -> None:
+    """A batch applies its retrievals in order, sessions and repeats included: the states
+    come out as applying every retrieval alone, one after another, makes them."""
+    engine = open_mem(url)
+    a, b, c, d = (engine.add(t).id for t in TEXTS[:4])
+    start = datetime.now(timezone.utc)
+
+    def at(minutes: int) -> datetime:
+        return start + timedelta(minutes=minutes)
+
+    first = [Retrieval((a, b, d), None, at(0)), Retrieval((a,), None, at(1)),
+             Retrieval((a, c), "s", at(2)), Retrieval((a, c), "s", at(3))]
+    second = [Retrieval((a, d), None, at(4)),  # repeats: counted only
+              Retrieval((a, c), "s", at(5)),  # repeats in session s
+              Retrieval((b,), None, at(45)),  # 45 minutes on: strengthened again
+              Retrieval((a,), None, at(46)),  # 44 minutes after session s: the same
+              Retrieval((c,), "t", at(47)), Retrieval((b,), None, at(48))]
+    expected = _one_at_a_time(engine.store.states([a, b, c, d]), first + second)
+    write_retrievals(engine.store, first)
+    write_retrievals(engine.store, second)
+    assert engine.store.states([a, b, c, d]) == expected
+    assert expected[a].access_count == 7 and expected[d].access_count == 2
+    assert expected[b].last_accessed == at(45) and expected[a].last_accessed == at(46)

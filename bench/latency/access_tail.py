@@ -16,9 +16,10 @@ searches, with access recorded (the default) and without (``record_access=False`
 
 Each worker runs a whole pattern in its own process, then waits until what it queued is
 written, before the next worker starts: the versions never run side by side. The order of
-versions and variants flips every round. It also times one batch as the writer writes it
-(``write_retrievals`` of 25 searches' hits). The store: ``--url``, or the peer bench's
-5,000 memories written once under bench/.cache/work/access_tail. Results:
+versions and variants flips every round. It also times one batch as each version's writer
+writes it (``write_retrievals`` of 25 searches' hits), with retrievals that only count
+(repeats in their session) and with retrievals that strengthen. The store: ``--url``, or
+the peer bench's 5,000 memories written once under bench/.cache/work/access_tail. Results:
 results/<name>.{json,md}.
 """
 
@@ -43,7 +44,7 @@ VARIANTS = ("recorded", "not recorded")
 PATTERNS = {"burst": (1, 0.0, None), "stream": (4, 0.0, None), "paced": (1, 0.1, 60)}
 WORKER = """
 import json, statistics, sys, time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 import memoryd
 from memoryd.engine.memory.access_writer import Retrieval, write_retrievals
 url, texts = sys.argv[1], json.load(open(sys.argv[2]))
@@ -54,16 +55,20 @@ with memoryd.open(url) as mem:
     print("ready", flush=True)
     for line in sys.stdin:
         what = json.loads(line)
-        if what["do"] == "batch":  # one writer batch: 25 searches' hits, 20 times
+        if what["do"] == "batch":  # one writer batch of 25 searches' hits, 20 times
             now = datetime.now(timezone.utc)
-            batch = [Retrieval(tuple(h.memory.id for h in mem.search(t, 10, record_access=False)),
-                               None, now) for t in texts[:25]]
-            ms = []
-            for _ in range(20):
+            ids = [tuple(h.memory.id for h in mem.search(t, 10, record_access=False))
+                   for t in texts[:25]]
+            ms = {"counts only": [], "strengthens": []}
+            for n in range(40):
+                kind = "strengthens" if n % 2 else "counts only"
+                # 31 minutes on, every retrieval is a new anonymous session: it strengthens
+                at = now + timedelta(minutes=31 * n) if n % 2 else now
+                batch = [Retrieval(i, None, at) for i in ids]
                 t0 = time.perf_counter()
                 write_retrievals(mem.store, batch)
-                ms.append((time.perf_counter() - t0) * 1000)
-            print(json.dumps(statistics.median(ms)), flush=True)
+                ms[kind].append((time.perf_counter() - t0) * 1000)
+            print(json.dumps({k: statistics.median(v) for k, v in ms.items()}), flush=True)
             continue
         ms = []
         for text in texts[: what["count"]] * what["repeat"]:
@@ -121,8 +126,9 @@ class Worker:
         return self._ask({"do": "search", "repeat": repeat, "pause": pause,
                           "count": count, "record": record})
 
-    def batch_ms(self) -> float:
-        """Median ms of one writer batch (25 searches' hits)."""
+    def batch_ms(self) -> dict[str, float]:
+        """Median ms of one writer batch (25 searches' hits) whose retrievals only count,
+        and of one whose retrievals strengthen."""
         return self._ask({"do": "batch"})
 
     def close(self) -> None:
@@ -155,7 +161,10 @@ def render(r: dict[str, Any]) -> str:
     if "this_over_previous" in r:
         lines += [md_table(["pattern", "p95 recorded, this / previous"],
                            [[p, v] for p, v in r["this_over_previous"].items()]), ""]
-    lines += [f"One writer batch (25 searches' hits), this version: {r['batch_ms']} ms.", ""]
+    lines += ["One writer batch (25 searches' hits, median of 20), ms:", "",
+              md_table(["version", "retrievals only count", "retrievals strengthen"],
+                       [[v, b["counts only"], b["strengthens"]]
+                        for v, b in r["batch_ms"].items()]), ""]
     return "\n".join(lines)
 
 
@@ -188,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                 for version, variant in (runs if r % 2 == 0 else runs[::-1]):
                     times[pattern][version][variant] += workers[version].run(
                         pattern, variant == "recorded")
-        batch = workers["this"].batch_ms()
+        batch = {v: {k: round(ms, 2) for k, ms in w.batch_ms().items()}
+                 for v, w in workers.items()}
     finally:
         for w in workers.values():
             w.close()
@@ -197,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": machine_info(), "url": url, "rounds": args.rounds, "what": args.what,
-        "previous_ref": args.previous_ref, "latency": latency, "batch_ms": round(batch, 2),
+        "previous_ref": args.previous_ref, "latency": latency, "batch_ms": batch,
         "load": [load0, os.getloadavg()[0]],
         "p95_ratio": {p_: {v: round(lat[v]["recorded"]["p95"] / lat[v]["not recorded"]["p95"], 3)
                            for v in lat} for p_, lat in latency.items()}}
