@@ -20,7 +20,7 @@ import pytest
 import memoryd
 from memoryd.cognition import scheduling
 from memoryd.engine.memory.access_writer import AccessWriter, Retrieval, write_retrievals
-from memoryd.engine.memory.activity import search_running
+from memoryd.engine.memory.running import search_running
 
 TEXTS = [
     "Alice maintains the billing service written in Go",

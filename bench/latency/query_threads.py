@@ -79,7 +79,7 @@ def alone(ways: dict[str, Any], texts: dict[str, list[str]], rounds: int) -> dic
 def concurrent(embedder: Any, texts: list[str], callers: int, seconds: float) -> dict[str, Any]:
     """``callers`` threads embedding queries back to back for ``seconds``, each counted as a
     running search, as the engine counts them (only a lone one may take two threads)."""
-    from memoryd.engine.memory.activity import search_running
+    from memoryd.engine.memory.running import search_running
 
     stop = time.perf_counter() + seconds
     latencies: list[list[float]] = [[] for _ in range(callers)]

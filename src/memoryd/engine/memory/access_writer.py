@@ -12,9 +12,9 @@ overwrites another).
 
 The writer shares the process, and the interpreter, with the searches: a batch written
 while a search runs slows that search down. So after the linger a batch waits for a pause
-of :data:`QUIET_SECONDS` with no search running (:func:`activity.quiet_for`), for at most
+of :data:`QUIET_SECONDS` with no search running (:func:`running.quiet_for`), for at most
 :data:`YIELD_SECONDS` more, and while it is written no search embeds on two cores
-(:func:`activity.background_work`). It does not wait when a full batch is queued (the writer
+(:func:`running.background_work`). It does not wait when a full batch is queued (the writer
 must keep up with the searches), nor for a flush or a close. While it waits it wakes every
 :data:`QUIET_SECONDS` at most, not at every search.
 
@@ -47,7 +47,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from memoryd.cognition import scheduling
-from memoryd.engine.memory.activity import background_work, quiet_for
+from memoryd.engine.memory.running import background_work, quiet_for
 from memoryd.models import SchedulingState, SearchHit
 
 if TYPE_CHECKING:

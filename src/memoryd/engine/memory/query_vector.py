@@ -30,7 +30,7 @@ class QueryVector:
     def start(cls, embedder: Embedder, query: str, given: np.ndarray | None, *,
               embed: bool, alone: bool = False) -> QueryVector:
         """``given`` if there is one; otherwise start embedding ``query`` when ``embed``
-        (``alone``: nothing else is running, see :func:`activity.search_running`)."""
+        (``alone``: nothing else is running, see :func:`running.search_running`)."""
         if given is not None or not embed:
             return cls(given)
         return cls(None, pool("query-vector").submit(

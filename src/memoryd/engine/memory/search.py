@@ -41,7 +41,7 @@ from memoryd.engine.context import EngineContext
 from memoryd.engine.memory.candidates import SearchMode, gather, hits_of, ordered, score
 from memoryd.engine.memory.cues import QueryCues, read_cues
 from memoryd.engine.memory.access_writer import record_retrieval
-from memoryd.engine.memory.activity import search_running
+from memoryd.engine.memory.running import search_running
 from memoryd.engine.memory.links import associated_hits
 from memoryd.engine.memory.query_vector import QueryVector
 from memoryd.models import SearchFilters, SearchHit, Tier

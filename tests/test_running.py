@@ -1,4 +1,4 @@
-"""What runs in a process (memoryd.engine.memory.activity): searches and background work are
+"""What runs in a process (memoryd.engine.memory.running): searches and background work are
 counted, a search alone is told so, and a forked child starts from zero."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-from memoryd.engine.memory.activity import background_work, quiet_for, search_running
+from memoryd.engine.memory.running import background_work, quiet_for, search_running
 
 
 def test_a_search_is_alone_only_without_other_searches_or_background_work() -> None:
