@@ -7,7 +7,8 @@ parallel step: so while background work runs, no search counts as alone. The oth
 round, background work waits for a pause in the searches before it starts
 (:func:`quiet_for`), so a search and a background write rarely meet at all.
 
-The counts are per process; a child process forked while one was raised starts from zero.
+The counts are per process: a child forked while a search or background work runs starts
+with none running.
 """
 
 from __future__ import annotations
