@@ -1,0 +1,68 @@
+"""When the automatic domain discovery runs (memoryd.engine.domains.auto): once the store holds
+enough memories, off the write path, and not beside a run of searches unless they never
+pause. The store reads and the discovery are the engine's callables; here they record what
+the scheduler asked of them (the discovery itself: tests/test_domains_engine.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from memoryd.engine.domains.auto import AutoDiscovery
+from memoryd.engine.memory.running import search_running
+
+
+def _auto(held: int, ran: list[bool], **kwargs: float) -> AutoDiscovery:
+    """An AutoDiscovery over a store of ``held`` memories without domains; each discovery
+    appends whether a search starting beside it would count as alone."""
+
+    def discover() -> None:
+        with search_running() as alone:
+            ran.append(alone)
+
+    return AutoDiscovery(enabled=True, min_memories=150, count=lambda: held,
+                         has_domains=lambda: bool(ran), discover=discover, **kwargs)
+
+
+def _eventually(done, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_discovery_due_beside_searches_waits_for_them_to_pause() -> None:
+    ran: list[bool] = []
+    auto = _auto(200, ran, quiet=0.2, wait=120)
+    with search_running():
+        auto.after_writes(200)
+        time.sleep(0.6)
+        assert ran == [], "the discovery ran beside a search"
+    assert _eventually(lambda: ran == [False])  # a pause: it ran, as background work
+    assert auto.done
+
+
+def test_searches_that_never_pause_hold_a_discovery_back_no_longer_than_the_bound() -> None:
+    ran: list[bool] = []
+    auto = _auto(200, ran, quiet=0.2, wait=0.3)
+    with search_running():
+        auto.after_writes(200)
+        assert _eventually(lambda: ran == [False]), "the searches held the discovery back"
+
+
+def test_join_ends_the_wait_and_below_the_threshold_nothing_runs() -> None:
+    ran: list[bool] = []
+    auto = _auto(200, ran, quiet=0.2, wait=120)
+    with search_running():
+        auto.after_writes(200)
+        joiner = threading.Thread(target=auto.join, args=(30,), daemon=True)
+        joiner.start()
+        joiner.join(30)
+        assert not joiner.is_alive() and ran == [False]
+    few: list[bool] = []
+    small = _auto(100, few, quiet=0.0, wait=0.0)
+    small.after_writes(100)
+    small.join(30)
+    assert few == [] and not small.done
