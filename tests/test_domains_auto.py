@@ -12,7 +12,7 @@ from memoryd.engine.domains.auto import AutoDiscovery
 from memoryd.engine.memory.running import search_running
 
 
-def _auto(held: int, ran: list[bool], **kwargs: float) -> AutoDiscovery:
+def _auto(held: int, ran: list[bool], **kwargs: object) -> AutoDiscovery:
     """An AutoDiscovery over a store of ``held`` memories without domains; each discovery
     appends whether a search starting beside it would count as alone."""
 
@@ -21,7 +21,8 @@ def _auto(held: int, ran: list[bool], **kwargs: float) -> AutoDiscovery:
             ran.append(alone)
 
     return AutoDiscovery(enabled=True, min_memories=150, count=lambda: held,
-                         has_domains=lambda: bool(ran), discover=discover, **kwargs)
+                         has_domains=lambda: bool(ran), discover=discover,
+                         **kwargs)  # type: ignore[arg-type]
 
 
 def _eventually(done, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
@@ -66,3 +67,15 @@ def test_join_ends_the_wait_and_below_the_threshold_nothing_runs() -> None:
     small.after_writes(100)
     small.join(30)
     assert few == [] and not small.done
+
+
+def test_a_discovery_not_yet_started_when_the_engine_closes_does_not_start() -> None:
+    """A close would otherwise wait for seconds of clustering that it then throws away."""
+    ran: list[bool] = []
+    closing = threading.Event()
+    auto = _auto(200, ran, quiet=0.2, wait=120, closing=closing)
+    with search_running():
+        auto.after_writes(200)
+        closing.set()
+        auto.join(30)
+    assert ran == [] and not auto.done

@@ -87,7 +87,7 @@ class Engine:
         self._auto = AutoDiscovery(
             enabled=settings.domains_auto, min_memories=settings.domains_min_memories,
             count=store.count, has_domains=lambda: bool(store.domains.list_domains()),
-            discover=lambda: discover_domains(system))
+            discover=lambda: discover_domains(system), closing=self._ctx.closing)
 
     @classmethod
     def _bound(cls, ctx: EngineContext, chat: ChatClient | None, waits: WaitService,

@@ -11,7 +11,7 @@ run of searches, for instance right after a bulk import that an agent goes on to
 slows them down; so it waits until no search has run for :data:`QUIET_SECONDS` since it was
 due, for at most :data:`WAIT_SECONDS`, and runs as background work (a search meanwhile
 embeds its query on one core). :meth:`AutoDiscovery.join` (``settle()``, a close) ends the
-wait.
+wait; once the engine is closing, a discovery that has not started is left for the next start.
 """
 
 from __future__ import annotations
@@ -36,16 +36,19 @@ class AutoDiscovery:
     """Start ``discover`` in the background once ``count()`` reaches ``min_memories``.
 
     ``has_domains`` and ``count`` are cheap store reads; ``discover`` runs on a daemon thread.
+    ``closing`` is the engine's: set, it keeps a discovery that has not started from starting.
     """
 
     def __init__(self, *, enabled: bool, min_memories: int, count: Callable[[], int],
                  has_domains: Callable[[], bool], discover: Callable[[], object],
-                 quiet: float = QUIET_SECONDS, wait: float = WAIT_SECONDS) -> None:
+                 closing: threading.Event | None = None, quiet: float = QUIET_SECONDS,
+                 wait: float = WAIT_SECONDS) -> None:
         self._enabled = enabled
         self._target = min_memories
         self._count = count
         self._has_domains = has_domains
         self._discover = discover
+        self._closing = closing
         self._quiet, self._wait = quiet, wait
         self._hurry = threading.Event()  # set by join(): stop waiting for the searches
         self._lock = threading.Lock()
@@ -78,6 +81,8 @@ class AutoDiscovery:
                 self._due = self._target - count
                 return
             self._make_way(due)
+            if self._closing is not None and self._closing.is_set():
+                return  # the next start looks again
             with background_work():
                 self._discover()
             if self._has_domains():
