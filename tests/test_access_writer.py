@@ -21,6 +21,7 @@ import memoryd
 from memoryd.cognition import scheduling
 from memoryd.engine.memory.access_writer import AccessWriter, Retrieval, write_retrievals
 from memoryd.engine.memory.running import search_running
+from waits_fixtures import wait_until
 
 TEXTS = [
     "Alice maintains the billing service written in Go",
@@ -252,16 +253,6 @@ def test_the_writer_thread_never_holds_up_an_exit(cli_env, tmp_path: Path, close
     assert total == int(done.stdout)
 
 
-def _eventually(done, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
-    """Whether ``done()`` turns true within ``seconds`` (looked at every 20 ms)."""
-    deadline = time.monotonic() + seconds
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_a_batch_waits_for_a_pause_in_the_searches(open_mem, store_url: str) -> None:
     """While a search runs, the writer holds its batch back (writing would slow the search
     down); once the searches pause, it writes, without being asked to."""
@@ -272,7 +263,7 @@ def test_a_batch_waits_for_a_pause_in_the_searches(open_mem, store_url: str) -> 
         assert writer.submit(Retrieval((memory.id,), None, datetime.now(timezone.utc)))
         time.sleep(0.5)
         assert writer.pending == 1, "written while a search ran"
-    assert _eventually(lambda: writer.pending == 0)
+    wait_until(lambda: writer.pending == 0, 30)
     assert engine.get(memory.id).state.access_count == 1
     writer.close()
 
@@ -284,7 +275,7 @@ def test_a_batch_waits_for_a_pause_no_longer_than_its_bound(open_mem, store_url:
     writer = AccessWriter(engine.store, linger=0, quiet=0.05, yield_seconds=0.3)
     with search_running():
         assert writer.submit(Retrieval((memory.id,), None, datetime.now(timezone.utc)))
-        assert _eventually(lambda: writer.pending == 0), "the search held the writer back"
+        wait_until(lambda: writer.pending == 0, 30)
     assert engine.get(memory.id).state.access_count == 1
     writer.close()
 
@@ -301,7 +292,7 @@ def test_a_flush_a_close_or_a_full_batch_does_not_wait_for_the_searches(
         assert writer.flush(30), "the flush waited for the search"
         for _ in range(3):  # a full batch: the writer must keep up, it writes at once
             assert writer.submit(one)
-        assert _eventually(lambda: writer.pending == 0), "a full batch waited"
+        wait_until(lambda: writer.pending == 0, 30)
         assert writer.submit(one)
         closer = threading.Thread(target=writer.close, daemon=True)
         closer.start()

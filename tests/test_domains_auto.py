@@ -10,6 +10,7 @@ import time
 
 from memoryd.engine.domains.auto import AutoDiscovery
 from memoryd.engine.memory.running import search_running
+from waits_fixtures import wait_until
 
 
 def _auto(held: int, ran: list[bool], **kwargs: object) -> AutoDiscovery:
@@ -25,15 +26,6 @@ def _auto(held: int, ran: list[bool], **kwargs: object) -> AutoDiscovery:
                          **kwargs)  # type: ignore[arg-type]
 
 
-def _eventually(done, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_a_discovery_due_beside_searches_waits_for_them_to_pause() -> None:
     ran: list[bool] = []
     auto = _auto(200, ran, quiet=0.2, wait=120)
@@ -41,7 +33,7 @@ def test_a_discovery_due_beside_searches_waits_for_them_to_pause() -> None:
         auto.after_writes(200)
         time.sleep(0.6)
         assert ran == [], "the discovery ran beside a search"
-    assert _eventually(lambda: ran == [False])  # a pause: it ran, as background work
+    wait_until(lambda: ran == [False], 30)  # a pause: it ran, as background work
     assert auto.done
 
 
@@ -50,7 +42,7 @@ def test_searches_that_never_pause_hold_a_discovery_back_no_longer_than_the_boun
     auto = _auto(200, ran, quiet=0.2, wait=0.3)
     with search_running():
         auto.after_writes(200)
-        assert _eventually(lambda: ran == [False]), "the searches held the discovery back"
+        wait_until(lambda: ran == [False], 30)  # the searches did not hold it back
 
 
 def test_join_ends_the_wait_and_below_the_threshold_nothing_runs() -> None:
