@@ -202,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for w in workers.values():
             w.close()
+        os.unlink(f.name)
     latency = {p_: {v: {k: summary(ms) for k, ms in by.items()} for v, by in tv.items()}
                for p_, tv in times.items()}
     result: dict[str, Any] = {

@@ -82,13 +82,17 @@ def main(argv: list[str] | None = None) -> int:
     load0 = os.getloadavg()[0]
     seconds: dict[str, list[float]] = {v: [] for v in variants}
     hybrid: dict[str, list[float]] = {v: [] for v in variants}
-    for r in range(args.rounds):
-        for name in (list(variants) if r % 2 == 0 else list(variants)[::-1]):
-            src, auto = variants[name]
-            out = run(src, files[0], files[1], auto)
-            seconds[name].append(round(out["searches_s"], 2))
-            hybrid[name] += out["hybrid_ms"]
-            print(f"round {r + 1} {name}: {out['searches_s']:.2f} s", flush=True)
+    try:
+        for r in range(args.rounds):
+            for name in (list(variants) if r % 2 == 0 else list(variants)[::-1]):
+                src, auto = variants[name]
+                out = run(src, files[0], files[1], auto)
+                seconds[name].append(round(out["searches_s"], 2))
+                hybrid[name] += out["hybrid_ms"]
+                print(f"round {r + 1} {name}: {out['searches_s']:.2f} s", flush=True)
+    finally:
+        for file in files:
+            os.unlink(file)
     result = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "machine": machine_info(), "rounds": args.rounds, "what": args.what,
               "previous_ref": args.previous_ref, "load": [load0, os.getloadavg()[0]],

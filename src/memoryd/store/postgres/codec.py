@@ -57,7 +57,6 @@ def row_to_state(row: Sequence[Any]) -> SchedulingState:
     return state_from_row(row, utc)
 
 
-
 def _in_list(column: str, values: list[Any]) -> tuple[str, list[Any]]:
     return f"{column} = ANY(%s::text[])", [values]
 

@@ -53,7 +53,6 @@ def row_to_state(row: Sequence[Any]) -> SchedulingState:
     return state_from_row(row, dt)
 
 
-
 def _in_list(column: str, values: list[Any]) -> tuple[str, list[Any]]:
     return f"{column} IN ({', '.join('?' * len(values))})", values
 
